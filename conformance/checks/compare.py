@@ -1,0 +1,43 @@
+"""Checks that two answers which must carry the same vectors do."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from conformance.checks.result import CheckResult, at_most
+
+Matrix = npt.NDArray[np.float64]
+
+
+def check_same_vectors(actual: Matrix, expected: Matrix, atol: float, what: str) -> CheckResult:
+    """max |Δ| between corresponding rows of two [count, dim] matrices is within ``atol``.
+
+    Used for batch vs single, permuted batches, repeated and concurrent requests: catches
+    unmasked padding, rows in the wrong order, noise and answers crossed between requests."""
+    if actual.shape != expected.shape:
+        return CheckResult(
+            False,
+            f"shape {actual.shape}",
+            f"shape {expected.shape}",
+            None,
+            f"{what}: the answers cannot be compared",
+        )
+    if actual.size == 0:
+        return at_most(0.0, atol, f"{what}: empty")
+    per_row = np.abs(actual - expected).max(axis=1)
+    worst = int(np.argmax(per_row))
+    return at_most(float(per_row[worst]), atol, f"{what}: max |Δ| worst at index {worst}", worst)
+
+
+def check_float32_parity(decoded: Matrix, floats: Matrix, atol: float) -> CheckResult:
+    """base64-decoded float32 equals the JSON floats rounded to float32 (within ``atol``).
+
+    JSON floats are compared after rounding to float32 because a server may print the shortest
+    decimal that round-trips its float32 value; base64 carries those same 32 bits."""
+    return check_same_vectors(
+        decoded.astype(np.float32).astype(np.float64),
+        floats.astype(np.float32).astype(np.float64),
+        atol,
+        "base64 vs float output",
+    )

@@ -1,0 +1,82 @@
+"""Checks of the response envelope: the shape every OpenAI-compatible client parses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conformance.checks.result import CheckResult, equals, no_offenders
+from conformance.client.batch import EmbeddingBatch
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_object_list(batch: EmbeddingBatch) -> CheckResult:
+    """Top-level ``object`` is "list". Catches responses shaped by another API."""
+    return equals(batch.object, "list", "top-level 'object' field")
+
+
+def check_item_count(batch: EmbeddingBatch, n_inputs: int) -> CheckResult:
+    """One ``data`` item per input. Catches dropped inputs and one item per token."""
+    if not batch.data_is_list:
+        return equals("data is not a list", n_inputs, "'data' must be a JSON array")
+    return equals(len(batch.items), n_inputs, f"number of data items for {n_inputs} inputs")
+
+
+def check_item_shape(batch: EmbeddingBatch) -> CheckResult:
+    """Each item has ``object: "embedding"`` and an integer ``index``."""
+    offenders = [
+        i
+        for i, item in enumerate(batch.items)
+        if item.object != "embedding" or not _is_int(item.index)
+    ]
+    example = ""
+    if offenders:
+        item = batch.items[offenders[0]]
+        example = f"object={item.object!r}, index={item.index!r}"
+    return no_offenders(offenders, len(batch.items), "items malformed", example)
+
+
+def check_index_order(batch: EmbeddingBatch) -> CheckResult:
+    """Item i carries ``index`` i, so positions and indices agree with the input order."""
+    indices = [item.index for item in batch.items]
+    offenders = [i for i, index in enumerate(indices) if index != i]
+    example = f"indices {indices[:12]}" if offenders else ""
+    return no_offenders(offenders, len(indices), "items with index != position", example)
+
+
+def check_model_string(batch: EmbeddingBatch) -> CheckResult:
+    """``model`` is a non-empty string."""
+    ok = isinstance(batch.model, str) and bool(batch.model)
+    return CheckResult(ok, repr(batch.model), "a non-empty string", None, "response 'model' field")
+
+
+def check_number_arrays(batch: EmbeddingBatch) -> CheckResult:
+    """With float encoding each embedding is one flat array of JSON numbers.
+
+    Catches numbers sent as strings and the per-token matrix (an array of arrays)."""
+    offenders = [i for i, item in enumerate(batch.items) if item.encoding != "float"]
+    example = ""
+    if offenders:
+        item = batch.items[offenders[0]]
+        example = f"{item.encoding}: {item.problem}"
+    return no_offenders(offenders, len(batch.items), "embeddings not a flat number array", example)
+
+
+def check_usage(batch: EmbeddingBatch) -> CheckResult:
+    """``usage`` has integer prompt_tokens >= 1 and total_tokens >= prompt_tokens."""
+    usage = batch.usage
+    if usage is None:
+        return CheckResult(
+            False, "missing", "an object", None, "'usage' is absent or not an object"
+        )
+    prompt, total = usage.prompt_tokens, usage.total_tokens
+    ok = _is_int(prompt) and _is_int(total) and prompt >= 1 and total >= prompt
+    return CheckResult(
+        ok,
+        f"prompt_tokens={prompt!r}, total_tokens={total!r}",
+        "integers, 1 <= prompt_tokens <= total_tokens",
+        None,
+        "'usage' counts",
+    )

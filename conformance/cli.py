@@ -1,0 +1,60 @@
+"""The ``embedding-conformance`` console script.
+
+The suite itself runs through pytest (``pytest --endpoint URL``); ``run`` is a shortcut for it.
+Other subcommands (serve, golden, bench) hang off the same parser as they arrive.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from conformance import __version__
+from conformance.requirements import CATALOGUE
+
+
+def _requirements(args: argparse.Namespace) -> int:
+    for requirement in CATALOGUE:
+        print(
+            f"{requirement.id:<34} {requirement.level:<6} {requirement.profile:<4} "
+            f"{requirement.why}"
+        )
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    import pytest
+
+    return int(pytest.main(["--endpoint", args.endpoint, *args.pytest_args]))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="embedding-conformance",
+        description="Conformance suite for OpenAI-compatible /v1/embeddings endpoints. "
+        "Run it with: pytest --endpoint URL",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    listing = commands.add_parser("requirements", help="list the requirement catalogue")
+    listing.set_defaults(handler=_requirements)
+    run = commands.add_parser("run", help="run the suite (same as: pytest --endpoint URL ...)")
+    run.add_argument("endpoint", help="base URL of the endpoint, e.g. http://localhost:8000")
+    run.add_argument(
+        "pytest_args", nargs=argparse.REMAINDER, help="further pytest options, e.g. --model NAME -x"
+    )
+    run.set_defaults(handler=_run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    return int(args.handler(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

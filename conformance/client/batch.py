@@ -1,0 +1,67 @@
+"""The neutral, decoded form of an embeddings response: the same whatever the wire encoding."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+Vector = npt.NDArray[np.float64]
+
+# How an item's embedding arrived:
+#   float        a flat JSON array of numbers
+#   base64       a string that decoded to little-endian float32 values
+#   nested       an array of arrays (e.g. one row per token); the vector is the flattened matrix
+#   non-numeric  an array holding strings, nulls or booleans (each unusable element becomes NaN)
+#   undecodable  anything else (missing, wrong type, bad base64); no vector
+Encoding = Literal["float", "base64", "nested", "non-numeric", "undecodable"]
+
+
+@dataclass(frozen=True)
+class Item:
+    """One element of ``data``: its declared fields as sent, and the decoded vector."""
+
+    object: Any
+    index: Any
+    encoding: Encoding
+    vector: Vector | None
+    wire_type: str = ""  # JSON type of the 'embedding' value as sent: string, array, null...
+    problem: str | None = None  # why the embedding is not a clean vector, for messages
+    base64_bytes: int | None = None  # decoded payload size, for base64 items
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: Any
+    total_tokens: Any
+
+
+@dataclass(frozen=True)
+class EmbeddingBatch:
+    """A decoded response. Scalar fields keep the value the server sent, for envelope checks."""
+
+    object: Any
+    model: Any
+    usage: Usage | None
+    items: tuple[Item, ...]
+    data_is_list: bool = True
+
+    @property
+    def vectors(self) -> list[Vector | None]:
+        return [item.vector for item in self.items]
+
+    @property
+    def first_vector(self) -> Vector | None:
+        return self.items[0].vector if self.items else None
+
+    def matrix(self) -> npt.NDArray[np.float64]:
+        """All vectors stacked as [count, dim]; raises ValueError when they cannot be stacked."""
+        vectors = self.vectors
+        if any(vector is None for vector in vectors):
+            raise ValueError("some items carry no decodable vector")
+        lengths = {len(vector) for vector in vectors if vector is not None}
+        if len(lengths) > 1:
+            raise ValueError(f"vectors of different lengths {sorted(lengths)} cannot be stacked")
+        return np.stack([v for v in vectors if v is not None]) if vectors else np.zeros((0, 0))

@@ -1,0 +1,116 @@
+"""``expect``: record a check's verdict on the running test and fail it with a full explanation.
+
+A MUST failure fails the test at once. A SHOULD failure is recorded and raised as a warning; the
+test goes on and the run does not fail for it.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import asdict
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from conformance.checks import CheckResult
+from conformance.client import EmbeddingBatch, Exchange
+from conformance.reporting.tally import CHECK_KEY, UNSUPPORTED_PREFIX
+from conformance.requirements import BY_ID
+
+Matrix = npt.NDArray[np.float64]
+
+
+class ConformanceWarning(UserWarning):
+    """A SHOULD-level requirement is not met."""
+
+
+def failure_message(
+    requirement_id: str, result: CheckResult, exchange: Exchange | None, cases: Sequence[str] | None
+) -> str:
+    """Everything needed to understand a failure without reading the test."""
+    requirement = BY_ID[requirement_id]
+    lines = [f"[{requirement.level} {requirement_id}] {requirement.why}", f"  {result.describe()}"]
+    if cases is not None and result.index is not None and result.index < len(cases):
+        lines.append(f"  input: case {cases[result.index]!r} (index {result.index})")
+    lines.append(f"  guards against: {requirement.guards}")
+    if exchange is not None:
+        lines.append(f"  response: {exchange.describe()[:300]}")
+        lines.append(f"  reproduce: {exchange.curl()}")
+    return "\n".join(lines)
+
+
+class Expect:
+    """Bound to one test item; call it once per check."""
+
+    def __init__(self, item: pytest.Item) -> None:
+        self.item = item
+        self.declared = [i for marker in item.iter_markers("requirement") for i in marker.args]
+
+    def __call__(
+        self,
+        requirement_id: str,
+        result: CheckResult,
+        *,
+        exchange: Exchange | None = None,
+        cases: Sequence[str] | None = None,
+    ) -> None:
+        if requirement_id not in self.declared:
+            raise ValueError(
+                f"{self.item.nodeid} checks {requirement_id!r} but its requirement "
+                f"marker declares only {self.declared}"
+            )
+        case = cases[result.index] if cases and result.index is not None else None
+        record = {"requirement": requirement_id, **asdict(result), "case": case}
+        self.item.user_properties.append((CHECK_KEY, record))
+        if result.passed:
+            return
+        message = failure_message(requirement_id, result, exchange, cases)
+        if BY_ID[requirement_id].level == "SHOULD":
+            warnings.warn(ConformanceWarning(message), stacklevel=2)
+        else:
+            pytest.fail(message, pytrace=False)
+
+    def ok(
+        self, requirement_id: str, exchange: Exchange, cases: Sequence[str] | None = None
+    ) -> EmbeddingBatch:
+        """The decoded envelope, or the end of the test: a response that is not a 200
+        embeddings envelope fails ``requirement_id`` (it cannot be measured)."""
+        if exchange.batch is not None and exchange.status == 200:
+            return exchange.batch
+        result = CheckResult(
+            False,
+            f"HTTP {exchange.status}",
+            "HTTP 200 with an embeddings envelope",
+            None,
+            exchange.problem or "no embeddings envelope",
+        )
+        self(requirement_id, result, exchange=exchange, cases=cases)
+        pytest.skip(f"{requirement_id} could not be measured: {exchange.describe()[:200]}")
+
+    def matrix(self, requirement_id: str, exchange: Exchange, cases: Sequence[str]) -> Matrix:
+        """The answer's vectors as a [count, dim] matrix; skips when they cannot be stacked
+        (the dimension and envelope requirements report why)."""
+        batch = self.ok(requirement_id, exchange, cases)
+        try:
+            return batch.matrix()
+        except ValueError as exc:
+            pytest.skip(f"{requirement_id} could not be measured: {exc} (see dimension.*)")
+
+    def rows(
+        self, requirement_id: str, exchanges: Sequence[Exchange], cases: Sequence[str]
+    ) -> Matrix:
+        """The first vector of each single-input answer, stacked as a [count, dim] matrix."""
+        rows = [
+            self.matrix(requirement_id, e, [c])[:1] for e, c in zip(exchanges, cases, strict=True)
+        ]
+        try:
+            return np.concatenate(rows)
+        except ValueError as exc:
+            pytest.skip(f"{requirement_id} could not be measured: {exc} (see dimension.*)")
+
+
+def unsupported(reason: str) -> None:
+    """End the test as UNSUPPORTED: the server cleanly declined an optional feature."""
+    pytest.skip(UNSUPPORTED_PREFIX + reason)

@@ -1,0 +1,293 @@
+"""Every option of the suite in one place.
+
+Each option is a command-line flag, an ini key (``[tool.pytest.ini_options]`` or ``pytest.ini``)
+and an environment variable. One precedence rule for all of them:
+
+    command line  >  environment variable  >  ini file  >  built-in default
+
+Flags that other popular plugins already own (``--timeout`` of pytest-timeout, ``--profile`` of
+pytest-profiling) get a distinct name here, because an entry-point plugin that collides with
+another plugin's flag breaks every pytest run in that environment.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+
+from conformance.tolerances import PRECISIONS, Tolerances, tolerances_for
+
+PROFILES = ("core", "full")
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """One setting: its flag, ini key, environment variables and how to parse a value."""
+
+    dest: str
+    flag: str
+    env: tuple[str, ...]
+    help: str
+    parse: Callable[[str], Any] = str
+    default: Any = None
+    choices: tuple[str, ...] | None = None
+    metavar: str | None = None
+
+    @property
+    def ini(self) -> str:
+        return f"embeddings_{self.dest}"
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise ValueError(f"must be > 0, got {text}")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    value = float(text)
+    if value < 0:
+        raise ValueError(f"must be >= 0, got {text}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise ValueError(f"must be a positive integer, got {text}")
+    return value
+
+
+def _yes_no(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in ("yes", "true", "1"):
+        return True
+    if lowered in ("no", "false", "0"):
+        return False
+    raise ValueError(f"expected yes or no, got {text!r}")
+
+
+OPTIONS: tuple[OptionSpec, ...] = (
+    OptionSpec(
+        "endpoint",
+        "--endpoint",
+        ("EMBEDDINGS_ENDPOINT",),
+        metavar="URL",
+        help="Endpoint to test: a base URL with or without /v1 (http://host:8000), or the full "
+        "embeddings URL for servers that mount it elsewhere. Giving it activates the suite.",
+    ),
+    OptionSpec(
+        "model",
+        "--model",
+        ("EMBEDDINGS_MODEL",),
+        metavar="NAME",
+        help="Model name sent with every request (default: the first id from GET /v1/models).",
+    ),
+    OptionSpec(
+        "api_key",
+        "--api-key",
+        ("EMBEDDINGS_API_KEY", "OPENAI_API_KEY"),
+        metavar="KEY",
+        help="Sent as 'Authorization: Bearer KEY'; never printed. Prefer the environment "
+        "variable EMBEDDINGS_API_KEY (then OPENAI_API_KEY) over the flag.",
+    ),
+    OptionSpec(
+        "request_timeout",
+        "--request-timeout",
+        ("EMBEDDINGS_REQUEST_TIMEOUT",),
+        parse=_positive_float,
+        default=30.0,
+        metavar="SECONDS",
+        help="Timeout of each HTTP request in seconds (default 30).",
+    ),
+    OptionSpec(
+        "profile",
+        "--conformance-profile",
+        ("EMBEDDINGS_PROFILE",),
+        default="full",
+        choices=PROFILES,
+        help="'core': the quick essentials (envelope, dimension, finiteness, normalization, "
+        "base64); 'full' (default): everything.",
+    ),
+    OptionSpec(
+        "precision",
+        "--precision",
+        ("EMBEDDINGS_PRECISION",),
+        default="fp32",
+        choices=PRECISIONS,
+        help="Numeric precision of the served model; picks the default limits (fp32).",
+    ),
+    OptionSpec(
+        "expect_dim",
+        "--expect-dim",
+        ("EMBEDDINGS_EXPECT_DIM",),
+        parse=_positive_int,
+        metavar="D",
+        help="Required embedding dimension (default: not checked).",
+    ),
+    OptionSpec(
+        "expect_normalized",
+        "--expect-normalized",
+        ("EMBEDDINGS_EXPECT_NORMALIZED",),
+        parse=_yes_no,
+        default=True,
+        metavar="yes|no",
+        help="Whether vectors must have L2 norm 1 (default yes; 'no' for models that are not "
+        "normalized).",
+    ),
+    OptionSpec(
+        "vector_atol",
+        "--vector-atol",
+        ("EMBEDDINGS_VECTOR_ATOL",),
+        parse=_non_negative_float,
+        metavar="X",
+        help="Override the tier's max |Δ| for answers that must be the same vector "
+        "(batch, order, determinism, concurrency).",
+    ),
+    OptionSpec(
+        "norm_atol",
+        "--norm-atol",
+        ("EMBEDDINGS_NORM_ATOL",),
+        parse=_non_negative_float,
+        metavar="X",
+        help="Override the tier's max |‖v‖₂ - 1|.",
+    ),
+    OptionSpec(
+        "base64_atol",
+        "--base64-atol",
+        ("EMBEDDINGS_BASE64_ATOL",),
+        parse=_non_negative_float,
+        metavar="X",
+        help="Override the tier's max |Δ| between base64 and float output.",
+    ),
+    OptionSpec(
+        "results_json",
+        "--results-json",
+        ("EMBEDDINGS_RESULTS_JSON",),
+        metavar="PATH",
+        help="Write the per-requirement verdicts and measurements to this JSON file.",
+    ),
+)
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Register every option as a flag and an ini key (the flag's default is 'not given')."""
+    group = parser.getgroup("embedding-conformance", "OpenAI-compatible embeddings conformance")
+    for spec in OPTIONS:
+        extra = f" [env {' / '.join(spec.env)}; ini {spec.ini}]"
+        group.addoption(
+            spec.flag,
+            dest=f"embeddings_{spec.dest}",
+            default=None,
+            choices=spec.choices,
+            metavar=spec.metavar,
+            help=spec.help + extra,
+        )
+        parser.addini(spec.ini, spec.help, default="")
+
+
+def raw_value(config: pytest.Config, spec: OptionSpec) -> str | None:
+    """The option's text from the first source that sets it, or None."""
+    given = config.getoption(f"embeddings_{spec.dest}")
+    if given is not None:
+        return str(given)
+    for name in spec.env:
+        if os.environ.get(name):
+            return os.environ[name]
+    ini = config.getini(spec.ini)
+    return str(ini) if ini else None
+
+
+def resolve_value(config: pytest.Config, spec: OptionSpec) -> Any:
+    text = raw_value(config, spec)
+    if text is None:
+        return spec.default
+    if spec.choices is not None and text not in spec.choices:
+        raise pytest.UsageError(f"{spec.flag}: {text!r} is not one of {', '.join(spec.choices)}")
+    try:
+        return spec.parse(text)
+    except ValueError as exc:
+        raise pytest.UsageError(f"{spec.flag}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where the embeddings and models routes live, derived from what the user typed."""
+
+    embeddings_url: str
+    models_url: str
+
+    @property
+    def api_base(self) -> str | None:
+        """Base URL for OpenAI-style clients, or None when the route is not named 'embeddings'."""
+        head, _, tail = self.embeddings_url.rpartition("/")
+        return head if tail == "embeddings" else None
+
+
+def parse_endpoint(text: str) -> Endpoint:
+    """Accept ``http://h:p``, ``http://h:p/v1`` or ``http://h:p/any/path/embeddings``."""
+    parts = urlsplit(text.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise pytest.UsageError(
+            f"--endpoint: {text!r} is not an http(s) URL (example: http://localhost:8000)"
+        )
+    path = parts.path.rstrip("/")
+    if path.endswith("/embeddings"):
+        embeddings_path = path
+    elif path.endswith("/v1"):
+        embeddings_path = path + "/embeddings"
+    else:
+        embeddings_path = path + "/v1/embeddings"
+    models_path = embeddings_path.rpartition("/")[0] + "/models"
+
+    def url(route: str) -> str:
+        return urlunsplit((parts.scheme, parts.netloc, route, parts.query, ""))
+
+    return Endpoint(embeddings_url=url(embeddings_path), models_url=url(models_path))
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The resolved configuration of one conformance run."""
+
+    endpoint: Endpoint
+    model: str | None
+    api_key: str | None
+    request_timeout: float
+    profile: str
+    precision: str
+    expect_dim: int | None
+    expect_normalized: bool
+    tolerances: Tolerances
+    results_json: str | None
+
+
+def endpoint_given(config: pytest.Config) -> bool:
+    return raw_value(config, OPTIONS[0]) is not None
+
+
+def resolve_settings(config: pytest.Config) -> Settings:
+    values = {spec.dest: resolve_value(config, spec) for spec in OPTIONS}
+    return Settings(
+        endpoint=parse_endpoint(values["endpoint"]),
+        model=values["model"],
+        api_key=values["api_key"],
+        request_timeout=values["request_timeout"],
+        profile=values["profile"],
+        precision=values["precision"],
+        expect_dim=values["expect_dim"],
+        expect_normalized=values["expect_normalized"],
+        tolerances=tolerances_for(
+            values["precision"],
+            vector_atol=values["vector_atol"],
+            norm_atol=values["norm_atol"],
+            base64_atol=values["base64_atol"],
+        ),
+        results_json=values["results_json"],
+    )

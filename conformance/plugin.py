@@ -1,0 +1,147 @@
+"""The pytest plugin: hooks only. Inert unless an endpoint is configured.
+
+Loaded for every pytest run in an environment where the package is installed (``pytest11``
+entry point), so without ``--endpoint`` it registers its options and markers and does nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conformance import __version__
+from conformance.client import EmbeddingsClient
+from conformance.options import add_options, endpoint_given, resolve_settings
+from conformance.preflight import PreflightError, check_embeddings_route, discover_model
+from conformance.reporting.summary import (
+    final_line,
+    requirement_lines,
+    results_document,
+    warning_lines,
+)
+from conformance.reporting.tally import REQUIREMENTS_KEY
+from conformance.requirements import BY_ID, in_profile
+from conformance.run import RUN_KEY, ConformanceRun
+
+SUITE_DIR = Path(__file__).parent / "suite"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "requirement(*ids): the conformance requirement ids a test covers"
+    )
+    if not endpoint_given(config):
+        return
+    run = config.stash[RUN_KEY] = ConformanceRun(resolve_settings(config))
+    config.pluginmanager.register(VerdictRecorder(run), "conformance-verdicts")
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        # No paths named: run the packaged suite, not the project's own tests.
+        config.args = [str(SUITE_DIR)]
+    config.pluginmanager.import_plugin("conformance.suite.fixtures")
+
+
+def _run(config: pytest.Config) -> ConformanceRun | None:
+    return config.stash.get(RUN_KEY, None)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    run = _run(session.config)
+    if run is None or session.config.option.collectonly:
+        return
+    settings = run.settings
+    client = EmbeddingsClient(
+        settings.endpoint, settings.model or "", settings.api_key, settings.request_timeout
+    )
+    try:
+        if not settings.model:
+            client.model = discover_model(client)
+        check_embeddings_route(client)
+    except PreflightError as exc:
+        # A usage error: one message, exit code 4, no test runs.
+        raise pytest.UsageError(f"embedding-conformance preflight failed: {exc}") from None
+    run.client = client
+
+
+def pytest_report_header(config: pytest.Config) -> list[str] | None:
+    run = _run(config)
+    if run is None:
+        return None
+    s = run.settings
+    return [
+        f"embedding-conformance {__version__}: {s.endpoint.embeddings_url}, model {run.model!r}",
+        f"  profile {s.profile}, precision {s.precision} ({s.tolerances})",
+    ]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    run = _run(config)
+    if run is None:
+        return
+    selected: list[pytest.Item] = []
+    deselected: list[pytest.Item] = []
+    for item in items:
+        ids = [i for marker in item.iter_markers("requirement") for i in marker.args]
+        unknown = [i for i in ids if i not in BY_ID]
+        if unknown:
+            raise pytest.UsageError(f"{item.nodeid}: unknown requirement id(s) {unknown}")
+        item.user_properties.append((REQUIREMENTS_KEY, ids))
+        in_scope = not ids or any(in_profile(BY_ID[i], run.settings.profile) for i in ids)
+        (selected if in_scope else deselected).append(item)
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = selected
+
+
+class VerdictRecorder:
+    """Feeds every test report (also those xdist workers send back) into the run's tally."""
+
+    def __init__(self, run: ConformanceRun) -> None:
+        self.run = run
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        # One verdict per test: from the call phase, or from setup when it never got there.
+        if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+            reason = ""
+            if report.skipped and isinstance(report.longrepr, tuple):
+                reason = report.longrepr[2].removeprefix("Skipped: ")
+            self.run.tally.add(report.nodeid, report.user_properties, report.outcome, reason)
+
+
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, config: pytest.Config
+) -> None:
+    run = _run(config)
+    if run is None or not run.tally.ran_anything:
+        return
+    terminalreporter.write_sep("=", "embedding conformance")
+    for line in requirement_lines(run.tally):
+        markup = {"red": line.startswith("FAIL"), "green": line.startswith("PASS")}
+        terminalreporter.write_line(line, **markup)
+    warnings = warning_lines(run.tally)
+    if warnings:
+        terminalreporter.write_sep("-", "SHOULD requirements not met (warnings)")
+        for line in warnings:
+            terminalreporter.write_line(line, yellow=True)
+    terminalreporter.write_line(final_line(run.tally), bold=True)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    run = _run(session.config)
+    if run is None or run.settings.results_json is None or hasattr(session.config, "workerinput"):
+        return
+    header = {
+        "endpoint": run.settings.endpoint.embeddings_url,
+        "model": run.model,
+        "profile": run.settings.profile,
+        "precision": run.settings.precision,
+        "version": __version__,
+    }
+    document = results_document(run.tally, header)
+    Path(run.settings.results_json).write_text(json.dumps(document, indent=2), encoding="utf-8")

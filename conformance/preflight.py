@@ -1,0 +1,113 @@
+"""One request before any test proves the endpoint answers for the model, or explains why not.
+
+A broken endpoint must end the run with one clear message and a usage-error exit code, never a
+page of identical failures and never a green run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from conformance.client import EmbeddingsClient, EndpointError
+
+PREFLIGHT_INPUT = "conformance preflight"
+
+
+class PreflightError(Exception):
+    """The endpoint cannot be tested; the message says why and what to do."""
+
+
+def _snippet(raw: bytes) -> str:
+    text = raw[:160].decode("utf-8", "replace").replace("\n", " ").strip()
+    return text + ("..." if len(raw) > 160 else "")
+
+
+def _json_or_none(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
+
+
+def _common_failure(url: str, status: int, headers: Mapping[str, str], raw: bytes) -> str | None:
+    """Messages shared by both routes: auth, redirects, non-JSON bodies."""
+    if status in (401, 403):
+        return (
+            f"{url} refused the credentials (HTTP {status}): pass --api-key or set "
+            "EMBEDDINGS_API_KEY (or OPENAI_API_KEY)."
+        )
+    if 300 <= status < 400:
+        target = headers.get("location", "?")
+        return (
+            f"{url} redirects (HTTP {status}) to {target}; give the final URL as --endpoint "
+            "(redirects are not followed, so the API key never leaves the named host)."
+        )
+    if status == 200 and _json_or_none(raw) is None:
+        kind = headers.get("content-type", "no content-type")
+        return (
+            f"{url} answered HTTP 200 with {kind}, not JSON: is this an embeddings API? "
+            f"Body starts: {_snippet(raw)!r}"
+        )
+    return None
+
+
+def discover_model(client: EmbeddingsClient) -> str:
+    """The first model id from GET /v1/models."""
+    url = client.endpoint.models_url
+    try:
+        response = client.get_models()
+    except EndpointError as exc:
+        raise PreflightError(f"cannot reach the endpoint: {exc}") from None
+    headers = {name.lower(): value for name, value in response.headers.items()}
+    failure = _common_failure(url, response.status_code, headers, response.content)
+    if failure:
+        raise PreflightError(failure)
+    document = _json_or_none(response.content)
+    data = document.get("data") if isinstance(document, dict) else None
+    if (
+        response.status_code != 200
+        or not data
+        or not isinstance(data[0], dict)
+        or not isinstance(data[0].get("id"), str)
+    ):
+        raise PreflightError(
+            f"could not list models at {url} (HTTP {response.status_code}); "
+            "name the model with --model NAME."
+        )
+    return str(data[0]["id"])
+
+
+def _model_unknown(document: Any, model: str) -> bool:
+    error = document.get("error") if isinstance(document, dict) else None
+    text = json.dumps(document).lower() if document is not None else ""
+    code = error.get("code") if isinstance(error, dict) else None
+    return code == "model_not_found" or model.lower() in text or "model" in text
+
+
+def check_embeddings_route(client: EmbeddingsClient) -> None:
+    """POST one small input; raise PreflightError unless a 200 JSON object comes back."""
+    url = client.endpoint.embeddings_url
+    try:
+        exchange = client.embed(PREFLIGHT_INPUT)
+    except EndpointError as exc:
+        raise PreflightError(f"cannot reach the endpoint: {exc}") from None
+    failure = _common_failure(url, exchange.status, exchange.headers, exchange.raw)
+    if failure:
+        raise PreflightError(failure)
+    document = _json_or_none(exchange.raw)
+    if exchange.status == 404 and _model_unknown(document, client.model):
+        raise PreflightError(
+            f"the endpoint does not know model {client.model!r} (HTTP 404 at "
+            f"{url}): {_snippet(exchange.raw)}. Check --model."
+        )
+    if exchange.status != 200:
+        raise PreflightError(
+            f"{url} answered HTTP {exchange.status} to a one-line request for "
+            f"model {client.model!r}: {_snippet(exchange.raw)!r}"
+        )
+    if not isinstance(document, dict):
+        raise PreflightError(
+            f"{url} answered with JSON that is not an object: {_snippet(exchange.raw)!r}"
+        )

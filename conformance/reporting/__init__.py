@@ -1,0 +1,1 @@
+"""Turning test reports into per-requirement verdicts, and verdicts into summaries."""

@@ -1,0 +1,72 @@
+"""Human-readable summaries of a run: terminal lines and a JSON document."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conformance.checks.result import format_value
+from conformance.reporting.tally import Tally, Verdict
+from conformance.requirements import CATALOGUE
+
+
+def _worst_text(verdict: Verdict) -> str:
+    worst = verdict.worst
+    if worst is None:
+        return ""
+    margin = worst.get("margin")
+    margin_text = "" if margin is None else f" (margin {margin:.3g})"
+    return f"measured {format_value(worst['measured'])} vs {worst['limit']}{margin_text}"
+
+
+def requirement_lines(tally: Tally) -> list[str]:
+    """One line per requirement: status, level, id, worst measurement."""
+    width = max(len(r.id) for r in CATALOGUE)
+    lines = []
+    for requirement in CATALOGUE:
+        verdict = tally.verdicts[requirement.id]
+        status = "SKIPPED" if verdict.status == "NOT RUN" else verdict.status
+        lines.append(
+            f"{status:<11} {requirement.level:<6} {requirement.id:<{width}}  "
+            f"{_worst_text(verdict)}".rstrip()
+        )
+    return lines
+
+
+def warning_lines(tally: Tally) -> list[str]:
+    """SHOULD requirements that failed: reported, but they do not fail the run."""
+    lines = []
+    for requirement in CATALOGUE:
+        verdict = tally.verdicts[requirement.id]
+        if requirement.level == "SHOULD" and verdict.status == "FAIL":
+            lines += [f"SHOULD {requirement.id}: {failure}" for failure in verdict.failures[:3]]
+    return lines
+
+
+def final_line(tally: Tally) -> str:
+    c = tally.counts()
+    line = (
+        f"conformance: {c['passed']} passed, {c['failed']} failed, "
+        f"{c['unsupported']} unsupported, {c['skipped']} skipped"
+    )
+    if c["warnings"]:
+        line += f" ({c['warnings']} SHOULD warning{'s' if c['warnings'] > 1 else ''})"
+    return line
+
+
+def results_document(tally: Tally, header: dict[str, Any]) -> dict[str, Any]:
+    """Everything a CI job or a later baseline comparison needs, as JSON-able data."""
+    return {
+        **header,
+        "counts": tally.counts(),
+        "requirements": [
+            {
+                "id": requirement.id,
+                "level": requirement.level,
+                "status": tally.verdicts[requirement.id].status,
+                "tests": tally.verdicts[requirement.id].tests,
+                "worst": tally.verdicts[requirement.id].worst,
+                "failures": tally.verdicts[requirement.id].failures,
+            }
+            for requirement in CATALOGUE
+        ],
+    }

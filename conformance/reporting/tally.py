@@ -1,0 +1,121 @@
+"""Per-requirement verdicts built from pytest reports (also those sent back by xdist workers).
+
+A test carries its requirement ids and the records of its checks in ``user_properties``, which
+pytest copies into every report and xdist ships to the controller; so this works unchanged in
+parallel runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance.requirements import BY_ID, CATALOGUE
+
+REQUIREMENTS_KEY = "conformance.requirements"
+CHECK_KEY = "conformance.check"
+UNSUPPORTED_PREFIX = "unsupported: "
+
+# When tests disagree about a requirement, the more serious status wins.
+PRECEDENCE = ("FAIL", "PASS", "UNSUPPORTED", "SKIPPED")
+
+
+def statuses_for_test(
+    requirements: Iterable[str],
+    checks: Iterable[Mapping[str, Any]],
+    outcome: str,
+    skip_reason: str = "",
+) -> dict[str, str]:
+    """The status each declared requirement gets from one finished test.
+
+    A failing check fails its requirement, even in a test that then skipped. A test that
+    failed without any failing check (an exception, a bad response) fails all its
+    requirements. When a check explains the failure, the other requirements keep what their
+    own checks say (or SKIPPED: not reached)."""
+    requirements = list(requirements)
+    checks = list(checks)
+    failing = {c["requirement"] for c in checks if not c["passed"]}
+    passing = {c["requirement"] for c in checks if c["passed"]}
+    if outcome == "skipped":  # a recorded failure is never hidden by a later skip
+        status = "UNSUPPORTED" if skip_reason.startswith(UNSUPPORTED_PREFIX) else "SKIPPED"
+        return {r: "FAIL" if r in failing else status for r in requirements}
+    explained = outcome != "failed" or bool(failing)
+    statuses = {}
+    for requirement in requirements:
+        if requirement in failing or not explained:
+            statuses[requirement] = "FAIL"
+        elif requirement in passing or outcome == "passed":
+            statuses[requirement] = "PASS"
+        else:
+            statuses[requirement] = "SKIPPED"
+    return statuses
+
+
+@dataclass
+class Verdict:
+    status: str = "NOT RUN"
+    tests: int = 0
+    worst: dict[str, Any] | None = None  # the check record with the smallest margin
+    failures: list[str] = field(default_factory=list)  # one line per failed check
+
+    def merge(self, status: str, checks: Iterable[Mapping[str, Any]], nodeid: str) -> None:
+        self.tests += 1
+        if self.status == "NOT RUN" or PRECEDENCE.index(status) < PRECEDENCE.index(self.status):
+            self.status = status
+        for check in checks:
+            if not check["passed"]:
+                self.failures.append(f"{nodeid}: {check['detail']}")
+            if self._worse(check):
+                self.worst = dict(check)
+
+    def _worse(self, check: Mapping[str, Any]) -> bool:
+        if self.worst is None:
+            return True
+        if self.worst["passed"] != check["passed"]:
+            return not check["passed"]
+        mine, theirs = self.worst.get("margin"), check.get("margin")
+        if theirs is None:
+            return False
+        return mine is None or theirs < mine
+
+
+class Tally:
+    """Accumulates verdicts for the whole catalogue over a run."""
+
+    def __init__(self) -> None:
+        self.verdicts: dict[str, Verdict] = {r.id: Verdict() for r in CATALOGUE}
+
+    def add(
+        self,
+        nodeid: str,
+        properties: Iterable[tuple[str, Any]],
+        outcome: str,
+        skip_reason: str = "",
+    ) -> None:
+        properties = list(properties)
+        requirements: list[str] = next((v for k, v in properties if k == REQUIREMENTS_KEY), [])
+        checks = [v for k, v in properties if k == CHECK_KEY]
+        statuses = statuses_for_test(requirements, checks, outcome, skip_reason)
+        for requirement, status in statuses.items():
+            own = [c for c in checks if c["requirement"] == requirement]
+            self.verdicts[requirement].merge(status, own, nodeid)
+
+    def counts(self) -> dict[str, int]:
+        """passed / failed (MUST) / warnings (SHOULD failures) / unsupported / skipped."""
+        counts = dict.fromkeys(("passed", "failed", "warnings", "unsupported", "skipped"), 0)
+        for requirement_id, verdict in self.verdicts.items():
+            if verdict.status == "PASS":
+                counts["passed"] += 1
+            elif verdict.status == "FAIL":
+                key = "failed" if BY_ID[requirement_id].level == "MUST" else "warnings"
+                counts[key] += 1
+            elif verdict.status == "UNSUPPORTED":
+                counts["unsupported"] += 1
+            else:
+                counts["skipped"] += 1
+        return counts
+
+    @property
+    def ran_anything(self) -> bool:
+        return any(v.tests for v in self.verdicts.values())

@@ -1,0 +1,197 @@
+"""The requirement catalogue: what a conforming embeddings endpoint must (or should) do.
+
+Ids are stable and human-readable; a test of the packaged suite names the ids it covers with
+``@pytest.mark.requirement(...)``. Add, never rename: users pin ids in CI gates and baselines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Level = Literal["MUST", "SHOULD"]
+Profile = Literal["core", "full"]
+
+
+@dataclass(frozen=True)
+class Requirement:
+    id: str
+    level: Level
+    profile: Profile  # 'core' runs in every profile; 'full' only in the full one
+    why: str  # one line: what a client loses when this is broken
+    guards: str  # the real-world bug this catches
+
+
+CATALOGUE: tuple[Requirement, ...] = (
+    Requirement(
+        "envelope.object-list",
+        "MUST",
+        "core",
+        "Clients dispatch on the top-level object type.",
+        "responses shaped by another API (a bare list, or {'embeddings': ...}).",
+    ),
+    Requirement(
+        "envelope.one-item-per-input",
+        "MUST",
+        "core",
+        "A client zips inputs with data items; a missing or extra item misaligns every vector.",
+        "dropped inputs in a batch, or one item per token.",
+    ),
+    Requirement(
+        "envelope.item-shape",
+        "MUST",
+        "core",
+        "Each data item must be {object: 'embedding', index: int, embedding: ...}.",
+        "items missing 'object' or 'index', or carrying them under other names.",
+    ),
+    Requirement(
+        "envelope.index-order",
+        "MUST",
+        "core",
+        "Item i must carry index i, in input order, or clients attach vectors to the wrong text.",
+        "indices starting at 1, repeated, or items sorted by completion time.",
+    ),
+    Requirement(
+        "envelope.model-string",
+        "MUST",
+        "core",
+        "The response names the model that produced it.",
+        "model missing or null in the response.",
+    ),
+    Requirement(
+        "envelope.embedding-number-array",
+        "MUST",
+        "core",
+        "With encoding_format float, an embedding is one flat JSON array of numbers.",
+        "numbers sent as strings, or a nested per-token matrix instead of one vector.",
+    ),
+    Requirement(
+        "envelope.usage",
+        "MUST",
+        "core",
+        "usage.prompt_tokens and total_tokens are integers >= 1 with total >= prompt; "
+        "billing and rate limiting read them.",
+        "usage missing, null, zero, or floats.",
+    ),
+    Requirement(
+        "dimension.consistent",
+        "MUST",
+        "core",
+        "Every vector an endpoint returns for a model has the same length D.",
+        "a dropped projection layer on some code paths; per-token output.",
+    ),
+    Requirement(
+        "dimension.fixed-across-lengths",
+        "MUST",
+        "core",
+        "D for a 1-token input equals D for a ~200-token input.",
+        "per-token output (pooling unset after an engine upgrade): size grows with the input.",
+    ),
+    Requirement(
+        "dimension.expected",
+        "MUST",
+        "core",
+        "D equals the dimension the user requires (--expect-dim).",
+        "a Dense projection module ignored by the engine, giving the backbone's hidden size.",
+    ),
+    Requirement(
+        "finite.values",
+        "MUST",
+        "core",
+        "No NaN, Inf or null element, also for whitespace-only and unusual unicode input.",
+        "division by a zero token count; fp16 overflow; NaN serialized into JSON.",
+    ),
+    Requirement(
+        "finite.nonzero",
+        "MUST",
+        "core",
+        "No all-zero vector: it has no direction, so every similarity with it is meaningless.",
+        "empty token sequences pooled to zeros; error paths returning zero placeholders.",
+    ),
+    Requirement(
+        "normalization.unit-norm",
+        "MUST",
+        "core",
+        "Normalized models must return vectors with L2 norm 1 (within the tier's limit); "
+        "clients compute cosine similarity as a dot product.",
+        "the Normalize module skipped by the engine.",
+    ),
+    Requirement(
+        "base64.honoured",
+        "MUST",
+        "core",
+        "encoding_format 'base64' must return a base64 string per item, not a float list.",
+        "the parameter silently ignored; the official openai client then gets no savings.",
+    ),
+    Requirement(
+        "base64.decodes",
+        "MUST",
+        "core",
+        "Each base64 string decodes to exactly 4*D bytes (little-endian float32).",
+        "float64 or float16 payloads; base64 of the JSON text; padding stripped.",
+    ),
+    Requirement(
+        "base64.float-parity",
+        "MUST",
+        "core",
+        "Decoded base64 equals the float output (bit-identical for fp32).",
+        "big-endian byte order; a different code path (or precision) for base64.",
+    ),
+    Requirement(
+        "base64.openai-client",
+        "MUST",
+        "full",
+        "The official openai client's default request (it asks for base64 and decodes it) "
+        "yields the same vectors as a plain float request.",
+        "servers that reject or mangle the client's default encoding_format.",
+    ),
+    Requirement(
+        "batch.single-vs-batch",
+        "MUST",
+        "full",
+        "A text embedded alone and inside a batch of mixed-length texts gives the same vector.",
+        "padding positions not masked in pooling; batch-size-dependent kernels.",
+    ),
+    Requirement(
+        "batch.permutation",
+        "MUST",
+        "full",
+        "Permuting a batch permutes its rows and nothing else.",
+        "rows returned in completion or length-sorted order.",
+    ),
+    Requirement(
+        "determinism.repeat",
+        "MUST",
+        "full",
+        "The same request twice gives the same vectors; caches and dedup rely on it.",
+        "dropout left on at inference; nondeterministic kernels; noise.",
+    ),
+    Requirement(
+        "concurrency.isolation",
+        "MUST",
+        "full",
+        "Concurrent requests each get their own vectors, equal to the serial answers.",
+        "shared mutable buffers between requests; responses routed to the wrong caller.",
+    ),
+    Requirement(
+        "usage.batch-additive",
+        "MUST",
+        "full",
+        "A batch's prompt_tokens equals the sum over its inputs sent one by one.",
+        "usage counting only the first input, or the padded batch size.",
+    ),
+    Requirement(
+        "usage.monotonic-length",
+        "SHOULD",
+        "full",
+        "A longer text (a prefix extended) never reports fewer prompt tokens.",
+        "usage constant or counted in characters of a truncated text.",
+    ),
+)
+
+BY_ID: dict[str, Requirement] = {requirement.id: requirement for requirement in CATALOGUE}
+
+
+def in_profile(requirement: Requirement, profile: str) -> bool:
+    """'full' includes everything; 'core' only the core requirements."""
+    return profile == "full" or requirement.profile == "core"

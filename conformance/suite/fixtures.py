@@ -1,0 +1,115 @@
+"""Fixtures of the packaged suite, registered by the plugin when an endpoint is configured.
+
+Answers that several tests judge (the float batch, the single requests) are fetched once per
+session and shared, so the suite stays a small load on the server.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from conformance.client import EmbeddingsClient, EndpointError, Exchange
+from conformance.corpus import Case, case, cases_tagged
+from conformance.expect import Expect
+from conformance.options import Settings
+from conformance.run import RUN_KEY, ConformanceRun
+
+
+class Answers:
+    """Cached answers of the endpoint, keyed by the exact request body.
+
+    A request that gets no HTTP answer at all (connection refused or reset, timeout) fails the
+    test with one line instead of a traceback, and is remembered, so the tests that share it
+    do not each wait for their own timeout."""
+
+    def __init__(self, client: EmbeddingsClient) -> None:
+        self.client = client
+        self._cache: dict[str, Exchange | EndpointError] = {}
+        self._lock = threading.Lock()
+
+    def get(self, inputs: str | list[str], **params: Any) -> Exchange:
+        key = json.dumps([inputs, params], sort_keys=True)
+        with self._lock:
+            if key not in self._cache:
+                try:
+                    self._cache[key] = self.client.embed(inputs, **params)
+                except EndpointError as exc:
+                    self._cache[key] = exc
+            answer = self._cache[key]
+        if isinstance(answer, EndpointError):
+            pytest.fail(f"no answer from the endpoint: {answer}", pytrace=False)
+        return answer
+
+    def fresh(self, inputs: str | list[str], **params: Any) -> Exchange:
+        """A new request, bypassing the cache (for determinism and concurrency)."""
+        try:
+            return self.client.embed(inputs, **params)
+        except EndpointError as exc:
+            pytest.fail(f"no answer from the endpoint: {exc}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def conformance_run(pytestconfig: pytest.Config) -> ConformanceRun:
+    run = pytestconfig.stash.get(RUN_KEY, None)
+    if run is None or run.client is None:
+        pytest.skip("embedding-conformance: no --endpoint given")
+    return run
+
+
+@pytest.fixture(scope="session")
+def settings(conformance_run: ConformanceRun) -> Settings:
+    return conformance_run.settings
+
+
+@pytest.fixture(scope="session")
+def client(conformance_run: ConformanceRun) -> EmbeddingsClient:
+    assert conformance_run.client is not None
+    return conformance_run.client
+
+
+@pytest.fixture(scope="session")
+def answers(client: EmbeddingsClient) -> Answers:
+    return Answers(client)
+
+
+@pytest.fixture
+def expect(request: pytest.FixtureRequest) -> Expect:
+    return Expect(request.node)
+
+
+@pytest.fixture(scope="session")
+def batch_cases() -> tuple[Case, ...]:
+    """32 mixed-length texts: English, code, numbers, other scripts, 1 to ~100 tokens."""
+    return cases_tagged("batch")
+
+
+@pytest.fixture(scope="session")
+def batch_ids(batch_cases: tuple[Case, ...]) -> list[str]:
+    return [c.id for c in batch_cases]
+
+
+@pytest.fixture(scope="session")
+def batch_float(answers: Answers, batch_cases: tuple[Case, ...]) -> Exchange:
+    return answers.get([c.text for c in batch_cases], encoding_format="float")
+
+
+@pytest.fixture(scope="session")
+def batch_base64(answers: Answers, batch_cases: tuple[Case, ...]) -> Exchange:
+    return answers.get([c.text for c in batch_cases], encoding_format="base64")
+
+
+@pytest.fixture(scope="session")
+def singles(answers: Answers, batch_cases: tuple[Case, ...]) -> list[Exchange]:
+    """Each batch text sent alone, as a plain string input."""
+    return [answers.get(c.text, encoding_format="float") for c in batch_cases]
+
+
+@pytest.fixture(scope="session")
+def single(answers: Answers) -> Callable[[str], Exchange]:
+    """Answer for one corpus case id, sent alone as a string input."""
+    return lambda case_id: answers.get(case(case_id).text, encoding_format="float")

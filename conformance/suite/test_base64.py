@@ -1,0 +1,91 @@
+"""encoding_format=base64: honoured, well-formed, and equal to the float output."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conformance.checks import CheckResult, compare, encoding
+from conformance.client import EmbeddingsClient, Exchange
+from conformance.expect import Expect
+from conformance.options import Settings
+
+
+@pytest.mark.requirement("base64.honoured")
+def test_base64_is_honoured(expect: Expect, batch_base64: Exchange, batch_ids: list[str]) -> None:
+    batch = expect.ok("base64.honoured", batch_base64, batch_ids)
+    expect(
+        "base64.honoured",
+        encoding.check_base64_honoured(batch),
+        exchange=batch_base64,
+        cases=batch_ids,
+    )
+
+
+@pytest.mark.requirement("base64.decodes")
+def test_base64_decodes_to_float32(
+    expect: Expect, batch_base64: Exchange, batch_float: Exchange, batch_ids: list[str]
+) -> None:
+    dim = expect.matrix("base64.decodes", batch_float, batch_ids).shape[1]
+    batch = expect.ok("base64.decodes", batch_base64, batch_ids)
+    if not any(item.wire_type == "string" for item in batch.items):
+        pytest.skip("no base64 strings in the answer (see base64.honoured)")
+    expect(
+        "base64.decodes",
+        encoding.check_base64_decodes(batch, dim),
+        exchange=batch_base64,
+        cases=batch_ids,
+    )
+
+
+@pytest.mark.requirement("base64.float-parity")
+def test_base64_equals_float(
+    expect: Expect,
+    settings: Settings,
+    batch_base64: Exchange,
+    batch_float: Exchange,
+    batch_ids: list[str],
+) -> None:
+    floats = expect.matrix("base64.float-parity", batch_float, batch_ids)
+    batch = expect.ok("base64.float-parity", batch_base64, batch_ids)
+    if not all(item.encoding == "base64" for item in batch.items):
+        pytest.skip("the answer holds no decodable base64 (see base64.honoured, base64.decodes)")
+    decoded = expect.matrix("base64.float-parity", batch_base64, batch_ids)
+    result = compare.check_float32_parity(decoded, floats, settings.tolerances.base64_atol)
+    expect("base64.float-parity", result, exchange=batch_base64, cases=batch_ids)
+
+
+@pytest.mark.requirement("base64.openai-client")
+def test_openai_client_default_request(
+    expect: Expect,
+    settings: Settings,
+    client: EmbeddingsClient,
+    batch_float: Exchange,
+    batch_ids: list[str],
+) -> None:
+    openai = pytest.importorskip("openai")
+    base_url = settings.endpoint.api_base
+    if base_url is None:
+        pytest.skip("the endpoint URL does not end in /embeddings; the openai client can't use it")
+    floats = expect.matrix("base64.openai-client", batch_float, batch_ids)
+    sdk = openai.OpenAI(
+        base_url=base_url,
+        api_key=settings.api_key or "unused",
+        timeout=settings.request_timeout,
+        max_retries=0,
+    )
+    texts = batch_float.request["input"]
+    try:
+        response = sdk.embeddings.create(model=client.model, input=texts)
+        vectors = np.asarray([row.embedding for row in response.data], dtype=np.float64)
+    except (openai.OpenAIError, ValueError) as exc:
+        result = CheckResult(
+            False,
+            type(exc).__name__,
+            "a successful call",
+            None,
+            f"the openai client's default request failed: {exc}",
+        )
+    else:
+        result = compare.check_float32_parity(vectors, floats, settings.tolerances.base64_atol)
+    expect("base64.openai-client", result, cases=batch_ids)

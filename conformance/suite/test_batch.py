@@ -1,0 +1,56 @@
+"""Batch invariance: a text's vector does not depend on its batch or its position in it."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.checks import compare
+from conformance.client import Exchange
+from conformance.expect import Expect
+from conformance.options import Settings
+from conformance.suite.fixtures import Answers
+
+
+def permutation(count: int) -> list[int]:
+    """A fixed permutation, so failures reproduce: reversed, then every other element first."""
+    reverse = list(range(count))[::-1]
+    return reverse[::2] + reverse[1::2]
+
+
+@pytest.mark.requirement("batch.single-vs-batch")
+def test_single_equals_batch(
+    expect: Expect,
+    settings: Settings,
+    batch_float: Exchange,
+    singles: list[Exchange],
+    batch_ids: list[str],
+) -> None:
+    alone = expect.rows("batch.single-vs-batch", singles, batch_ids)
+    together = expect.matrix("batch.single-vs-batch", batch_float, batch_ids)
+    result = compare.check_same_vectors(
+        together, alone, settings.tolerances.vector_atol, "in a batch of 32 vs alone"
+    )
+    expect("batch.single-vs-batch", result, exchange=batch_float, cases=batch_ids)
+
+
+@pytest.mark.requirement("batch.permutation")
+def test_permuted_batch_permutes_rows(
+    expect: Expect,
+    settings: Settings,
+    answers: Answers,
+    batch_float: Exchange,
+    batch_ids: list[str],
+) -> None:
+    order = permutation(len(batch_ids))
+    texts = batch_float.request["input"]
+    permuted_ids = [batch_ids[i] for i in order]
+    permuted = answers.get([texts[i] for i in order], encoding_format="float")
+    original = expect.matrix("batch.permutation", batch_float, batch_ids)
+    shuffled = expect.matrix("batch.permutation", permuted, permuted_ids)
+    result = compare.check_same_vectors(
+        shuffled,
+        original[order],
+        settings.tolerances.vector_atol,
+        "row i of the permuted batch vs its text in the original",
+    )
+    expect("batch.permutation", result, exchange=permuted, cases=permuted_ids)

@@ -1,0 +1,45 @@
+"""Concurrency isolation: simultaneous requests each get their own answer."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from conformance.checks import compare
+from conformance.client import Exchange
+from conformance.expect import Expect
+from conformance.options import Settings
+from conformance.suite.fixtures import Answers
+
+CONCURRENCY = 16
+
+
+@pytest.mark.requirement("concurrency.isolation")
+def test_concurrent_requests_get_their_own_vectors(
+    expect: Expect,
+    settings: Settings,
+    answers: Answers,
+    singles: list[Exchange],
+    batch_ids: list[str],
+) -> None:
+    ids = batch_ids[:CONCURRENCY]
+    serial = expect.rows("concurrency.isolation", singles[:CONCURRENCY], ids)
+    start = threading.Barrier(CONCURRENCY)
+
+    def send(exchange: Exchange) -> Exchange:
+        start.wait()  # release all requests at once
+        return answers.fresh(exchange.request["input"], encoding_format="float")
+
+    with ThreadPoolExecutor(CONCURRENCY) as pool:
+        concurrent = list(pool.map(send, singles[:CONCURRENCY]))
+    together = expect.rows("concurrency.isolation", concurrent, ids)
+    result = compare.check_same_vectors(
+        together,
+        serial,
+        settings.tolerances.vector_atol,
+        f"{CONCURRENCY} concurrent vs serial answers",
+    )
+    worst = concurrent[result.index] if result.index is not None else None
+    expect("concurrency.isolation", result, exchange=worst, cases=ids)

@@ -1,0 +1,51 @@
+"""Token accounting across requests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from conformance.checks import usage
+from conformance.client import EmbeddingBatch, Exchange
+from conformance.expect import Expect
+from conformance.suite.fixtures import Answers
+
+PREFIX_WORDS = (2, 8, 24, 64, 120)
+
+
+def prompt_tokens(expect: Expect, requirement_id: str, exchange: Exchange, ids: list[str]) -> int:
+    batch: EmbeddingBatch = expect.ok(requirement_id, exchange, ids)
+    value = batch.usage.prompt_tokens if batch.usage else None
+    if not isinstance(value, int) or isinstance(value, bool):
+        pytest.skip(f"usage.prompt_tokens is {value!r}, not an integer (see envelope.usage)")
+    return value
+
+
+@pytest.mark.requirement("usage.batch-additive")
+def test_batch_tokens_are_the_sum_of_singles(
+    expect: Expect, batch_float: Exchange, singles: list[Exchange], batch_ids: list[str]
+) -> None:
+    requirement = "usage.batch-additive"
+    total = prompt_tokens(expect, requirement, batch_float, batch_ids)
+    parts = [
+        prompt_tokens(expect, requirement, exchange, [case_id])
+        for exchange, case_id in zip(singles, batch_ids, strict=True)
+    ]
+    expect(requirement, usage.check_batch_additive(total, parts), exchange=batch_float)
+
+
+@pytest.mark.requirement("usage.monotonic-length")
+def test_longer_text_never_has_fewer_tokens(
+    expect: Expect, answers: Answers, single: Callable[[str], Exchange]
+) -> None:
+    words = single("long-200").request["input"].split()
+    prefixes = [" ".join(words[:n]) for n in PREFIX_WORDS]
+    ids = [f"long-200[:{n} words]" for n in PREFIX_WORDS]
+    counts = [
+        prompt_tokens(
+            expect, "usage.monotonic-length", answers.get(text, encoding_format="float"), [case_id]
+        )
+        for text, case_id in zip(prefixes, ids, strict=True)
+    ]
+    expect("usage.monotonic-length", usage.check_monotonic(counts), cases=ids)
