@@ -12,9 +12,11 @@ from conformance.suite.fixtures import Answers
 
 
 def permutation(count: int) -> list[int]:
-    """A fixed permutation, so failures reproduce: reversed, then every other element first."""
-    reverse = list(range(count))[::-1]
-    return reverse[::2] + reverse[1::2]
+    """A fixed permutation, so failures reproduce: i -> (step*i + 3) mod count. Unlike a
+    reversal, it does not commute with reversing rows, so a server that returns every batch
+    reversed cannot pass by being consistently wrong."""
+    step = 5 if count % 5 else 7  # coprime with count: a bijection
+    return [(step * i + 3) % count for i in range(count)]
 
 
 @pytest.mark.requirement("batch.single-vs-batch")

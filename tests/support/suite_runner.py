@@ -1,0 +1,56 @@
+"""Run the packaged suite as a user would: ``pytest --endpoint ...`` in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class SuiteRun:
+    returncode: int
+    output: str
+    results: dict[str, Any] | None
+
+    def status(self, requirement_id: str) -> str:
+        assert self.results is not None, self.output
+        return next(r["status"] for r in self.results["requirements"] if r["id"] == requirement_id)
+
+    def with_status(self, status: str) -> set[str]:
+        assert self.results is not None, self.output
+        return {r["id"] for r in self.results["requirements"] if r["status"] == status}
+
+
+def run_suite(workdir: Path, *args: str, env: dict[str, str] | None = None) -> SuiteRun:
+    """Run ``pytest --endpoint ...`` as a user would: a subprocess in an empty directory."""
+    results_path = workdir / "results.json"
+    environment = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("EMBEDDINGS_", "OPENAI_", "PYTEST_"))
+    }
+    environment.update(env or {})
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "--results-json",
+            str(results_path),
+            *args,
+        ],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=600,
+    )
+    results = json.loads(results_path.read_text()) if results_path.exists() else None
+    return SuiteRun(completed.returncode, completed.stdout + completed.stderr, results)
