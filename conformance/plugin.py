@@ -74,9 +74,12 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     if run is None:
         return None
     s = run.settings
+    t = s.tolerances
+    model = repr(run.model) if run.model else "(first from /v1/models)"
     return [
-        f"embedding-conformance {__version__}: {s.endpoint.embeddings_url}, model {run.model!r}",
-        f"  profile {s.profile}, precision {s.precision} ({s.tolerances})",
+        f"embedding-conformance {__version__}: {s.endpoint.embeddings_url}, model {model}",
+        f"  profile {s.profile}, precision {s.precision}: --vector-atol {t.vector_atol:g} "
+        f"--norm-atol {t.norm_atol:g} --base64-atol {t.base64_atol:g}",
     ]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -19,6 +20,16 @@ from conformance.options import Endpoint
 
 class EndpointError(Exception):
     """The endpoint could not be talked to at all (no HTTP answer)."""
+
+
+def describe_failure(exc: requests.RequestException) -> str:
+    """A short reason: 'connection refused', 'timed out after 30s', not a nested repr."""
+    if isinstance(exc, requests.Timeout):
+        return "no answer before the timeout (--request-timeout)"
+    errno = re.search(r"\[Errno -?\d+\] ([^'\")]+)", str(exc))
+    if errno:
+        return errno.group(1).strip()
+    return f"{type(exc).__name__}: {str(exc)[:200]}"
 
 
 @dataclass(frozen=True)
@@ -99,7 +110,7 @@ class EmbeddingsClient:
                 url, json=body, headers=self.headers, timeout=self.timeout, allow_redirects=False
             )
         except requests.RequestException as exc:
-            raise EndpointError(f"POST {url} failed: {exc}") from exc
+            raise EndpointError(f"POST {url}: {describe_failure(exc)}") from exc
         elapsed = time.perf_counter() - started
         headers = {name.lower(): value for name, value in response.headers.items()}
         batch, problem = parse_body(response.status_code, response.content)
@@ -128,4 +139,5 @@ class EmbeddingsClient:
                 allow_redirects=False,
             )
         except requests.RequestException as exc:
-            raise EndpointError(f"GET {self.endpoint.models_url} failed: {exc}") from exc
+            url = self.endpoint.models_url
+            raise EndpointError(f"GET {url}: {describe_failure(exc)}") from exc
