@@ -225,9 +225,13 @@ class Endpoint:
 
     @property
     def api_base(self) -> str | None:
-        """Base URL for OpenAI-style clients, or None when the route is not named 'embeddings'."""
-        head, _, tail = self.embeddings_url.rpartition("/")
-        return head if tail == "embeddings" else None
+        """Base URL for OpenAI-style clients (they append '/embeddings' and take no query
+        string), or None when this endpoint cannot be written that way."""
+        parts = urlsplit(self.embeddings_url)
+        head, _, tail = parts.path.rpartition("/")
+        if tail != "embeddings" or parts.query:
+            return None
+        return urlunsplit((parts.scheme, parts.netloc, head, "", ""))
 
 
 def parse_endpoint(text: str) -> Endpoint:

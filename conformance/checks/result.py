@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -30,6 +31,15 @@ def format_value(value: object) -> str:
 def at_most(measured: float, limit: float, detail: str, index: int | None = None) -> CheckResult:
     """Pass when ``measured <= limit``; the margin is ``limit - measured``."""
     measured, limit = float(measured), float(limit)  # plain floats travel through xdist
+    if not math.isfinite(measured):  # NaN compares false with everything: say so, fail
+        return CheckResult(
+            False,
+            str(measured),
+            f"<= {limit:g}",
+            None,
+            f"{detail} (non-finite values in the data)",
+            index,
+        )
     return CheckResult(
         measured <= limit, measured, f"<= {limit:g}", limit - measured, detail, index
     )

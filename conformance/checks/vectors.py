@@ -17,23 +17,26 @@ def _lengths(vectors: Vectors) -> list[int | None]:
 
 
 def check_consistent_dimension(vectors: Vectors, reference_dim: int | None = None) -> CheckResult:
-    """Every vector has the same length (the first one's, or ``reference_dim`` when known).
+    """Every vector has the same length (the first vector's, or ``reference_dim`` when known);
+    a missing vector counts against it.
 
     Catches per-token output and code paths that skip a projection layer."""
     lengths = _lengths(vectors)
-    expected = reference_dim if reference_dim is not None else (lengths[0] if lengths else None)
-    offenders = [i for i, n in enumerate(lengths) if n != expected]
+    present = [n for n in lengths if n is not None]
+    expected = reference_dim if reference_dim is not None else (present[0] if present else None)
+    offenders = [i for i, n in enumerate(lengths) if n is None or n != expected]
     example = f"length {lengths[offenders[0]]} vs {expected}" if offenders else ""
-    return no_offenders(offenders, len(lengths), "vectors of another length", example)
+    return no_offenders(offenders, len(lengths), "vectors missing or of another length", example)
 
 
 def check_fixed_across_lengths(short: Vector | None, long: Vector | None) -> CheckResult:
     """A 1-token input and a ~200-token input give vectors of the same length.
 
     The per-token-output bug (pooling unset) makes the size grow with the input."""
-    short_dim = None if short is None else len(short)
-    long_dim = None if long is None else len(long)
-    return equals(long_dim, short_dim, "dimension of the ~200-token input vs the 1-token input")
+    detail = "dimension of the ~200-token input vs the 1-token input"
+    if short is None or long is None:
+        return CheckResult(False, "no vector", "a vector for both inputs", None, detail)
+    return equals(len(long), len(short), detail)
 
 
 def check_expected_dimension(vectors: Vectors, expected: int) -> CheckResult:

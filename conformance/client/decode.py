@@ -75,7 +75,7 @@ def json_type(value: Any) -> str:
 
 def decode_item(value: Any) -> Item:
     if not isinstance(value, dict):
-        return Item(None, None, "undecodable", None, f"data item is {type(value).__name__}")
+        return Item(None, None, "undecodable", None, problem=f"data item is {json_type(value)}")
     embedding = value.get("embedding")
     encoding, vector, problem, size = decode_embedding(embedding)
     return Item(

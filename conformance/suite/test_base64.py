@@ -66,7 +66,10 @@ def test_openai_client_default_request(
     openai = pytest.importorskip("openai")
     base_url = settings.endpoint.api_base
     if base_url is None:
-        pytest.skip("the endpoint URL does not end in /embeddings; the openai client can't use it")
+        pytest.skip(
+            "the openai client cannot address this endpoint URL (it needs a route "
+            "ending in /embeddings and no query string)"
+        )
     floats = expect.matrix("base64.openai-client", batch_float, batch_ids)
     sdk = openai.OpenAI(
         base_url=base_url,

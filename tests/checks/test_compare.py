@@ -1,0 +1,160 @@
+"""Checks that two answers carrying the same vectors agree, and base64 equals float output."""
+
+from __future__ import annotations
+
+import base64
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+from conformance.checks import compare
+from conformance.client.decode import decode_response
+
+MATRIX = np.array(
+    [
+        [0.6, 0.8, 0.0],
+        [0.0, 0.6, 0.8],
+        [0.8, 0.0, 0.6],
+        [1.0, 0.0, 0.0],
+    ]
+)
+FLOATS = [[0.1, -0.2, 0.3], [0.7, 0.0, -1.5]]  # not exactly representable in float32
+
+
+def b64(values: list[float], dtype: str = "<f4") -> str:
+    return base64.b64encode(np.asarray(values, dtype).tobytes()).decode("ascii")
+
+
+def matrix_of(embeddings: list[Any]) -> np.ndarray:
+    doc = {
+        "object": "list",
+        "model": "m",
+        "data": [
+            {"object": "embedding", "index": i, "embedding": e} for i, e in enumerate(embeddings)
+        ],
+        "usage": {"prompt_tokens": 2, "total_tokens": 2},
+    }
+    return decode_response(doc).matrix()
+
+
+# check_same_vectors: batch, permutation, determinism, concurrency
+
+
+def test_same_vectors_passes_on_identical_matrices_with_full_margin() -> None:
+    result = compare.check_same_vectors(MATRIX, MATRIX.copy(), 1e-5, "repeat")
+    assert result.passed
+    assert result.measured == 0.0
+    assert result.margin == 1e-5
+    assert result.index == 0
+
+
+def test_same_vectors_passes_within_the_tolerance() -> None:
+    noisy = MATRIX.copy()
+    noisy[2, 1] += 2e-7
+    result = compare.check_same_vectors(noisy, MATRIX, 1e-5, "batch vs single")
+    assert result.passed
+    assert result.measured == pytest.approx(2e-7)
+    assert result.margin == pytest.approx(1e-5 - 2e-7)
+    assert result.index == 2
+
+
+def test_same_vectors_fails_beyond_the_tolerance_naming_the_worst_row() -> None:
+    noisy = MATRIX.copy()
+    noisy[1, 0] += 1e-3
+    noisy[3, 2] -= 5e-2
+    result = compare.check_same_vectors(noisy, MATRIX, 1e-5, "batch vs single")
+    assert not result.passed
+    assert result.measured == pytest.approx(5e-2)
+    assert result.margin == pytest.approx(1e-5 - 5e-2)
+    assert result.index == 3
+    assert "worst at index 3" in result.detail
+
+
+def test_same_vectors_fails_on_a_reversed_matrix() -> None:
+    result = compare.check_same_vectors(MATRIX[::-1], MATRIX, 1e-5, "permuted batch")
+    assert not result.passed
+    assert result.measured == pytest.approx(0.8)
+    assert result.margin == pytest.approx(1e-5 - 0.8)
+    assert result.index == 0
+
+
+def test_same_vectors_fails_on_a_permuted_matrix() -> None:
+    permuted = MATRIX[[0, 1, 3, 2]]  # rows 2 and 3 swapped
+    result = compare.check_same_vectors(permuted, MATRIX, 1e-5, "permuted batch")
+    assert not result.passed
+    assert result.index == 2
+    assert result.measured == pytest.approx(0.6)
+
+
+def test_same_vectors_fails_on_different_shapes() -> None:
+    result = compare.check_same_vectors(MATRIX[:3], MATRIX, 1e-5, "batch vs single")
+    assert not result.passed
+    assert result.measured == "shape (3, 3)"
+    assert result.limit == "shape (4, 3)"
+    assert result.margin is None
+    assert result.index is None
+
+
+def test_same_vectors_passes_on_two_empty_matrices() -> None:
+    result = compare.check_same_vectors(np.zeros((0, 3)), np.zeros((0, 3)), 1e-5, "nothing")
+    assert result.passed
+    assert result.measured == 0.0
+    assert result.index is None
+
+
+def test_same_vectors_fails_on_nan() -> None:
+    broken = MATRIX.copy()
+    broken[1, 1] = math.nan
+    result = compare.check_same_vectors(broken, MATRIX, 1e-5, "repeat")
+    assert not result.passed
+    assert result.index == 1
+
+
+# check_float32_parity: base64 vs float output
+
+
+def test_float32_parity_passes_bit_identical_at_zero_tolerance() -> None:
+    decoded = matrix_of([b64(row) for row in FLOATS])
+    floats = matrix_of(FLOATS)
+    result = compare.check_float32_parity(decoded, floats, 0.0)
+    assert result.passed
+    assert result.measured == 0.0
+    assert result.margin == 0.0
+    assert result.limit == "<= 0"
+
+
+def test_float32_parity_compares_json_floats_after_rounding_to_float32() -> None:
+    floats = np.array(FLOATS)
+    decoded = floats.astype(np.float32).astype(np.float64)
+    assert np.abs(decoded - floats).max() > 0  # they differ before rounding
+    assert compare.check_float32_parity(decoded, floats, 0.0).passed
+
+
+def test_float32_parity_fails_on_big_endian_base64() -> None:
+    decoded = matrix_of([b64(row, ">f4") for row in FLOATS])
+    floats = matrix_of(FLOATS)
+    result = compare.check_float32_parity(decoded, floats, 0.0)
+    assert not result.passed
+    assert isinstance(result.measured, float) and result.measured > 0.1
+    assert result.margin is not None and result.margin < 0
+    assert result.index in (0, 1)
+    assert "base64 vs float output" in result.detail
+
+
+def test_float32_parity_fails_when_one_row_differs() -> None:
+    rows = [b64(FLOATS[0]), b64([0.7, 0.0, -1.25])]
+    result = compare.check_float32_parity(matrix_of(rows), matrix_of(FLOATS), 1e-4)
+    assert not result.passed
+    assert result.measured == pytest.approx(0.25)
+    assert result.margin == pytest.approx(1e-4 - 0.25)
+    assert result.index == 1
+
+
+def test_float32_parity_fails_on_a_float64_payload_of_twice_the_length() -> None:
+    decoded = matrix_of([b64(row, "<f8") for row in FLOATS])
+    result = compare.check_float32_parity(decoded, matrix_of(FLOATS), 1e-3)
+    assert not result.passed
+    assert result.measured == "shape (2, 6)"
+    assert result.margin is None

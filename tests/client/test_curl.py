@@ -1,0 +1,82 @@
+"""The curl reproducer: URL and body survive the shell; the key is referenced, never printed."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+from typing import Any
+
+import pytest
+
+from conformance.client.curl import KEY_VARIABLE, curl_command
+
+URL = "http://localhost:8000/v1/embeddings"
+BODY: dict[str, Any] = {"model": "m", "input": ["hello", "world"], "encoding_format": "float"}
+
+
+def data_argument(command: str) -> Any:
+    args = shlex.split(command)
+    return json.loads(args[args.index("-d") + 1])
+
+
+def test_command_is_curl_on_the_url() -> None:
+    args = shlex.split(curl_command(URL, BODY, with_auth=False))
+    assert args[0] == "curl"
+    assert URL in args
+    assert "Content-Type: application/json" in args
+
+
+def test_url_with_a_query_string_survives_the_shell() -> None:
+    url = "http://h:8000/v1/embeddings?api-version=2024-01-01&x=1"
+    args = shlex.split(curl_command(url, BODY, with_auth=False))
+    assert url in args
+
+
+def test_body_round_trips_through_the_shell() -> None:
+    assert data_argument(curl_command(URL, BODY, with_auth=False)) == BODY
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "it's a 'quoted' text",
+        "unicode: héllo wörld 你好 🙂",
+        "line one\nline two\r\n\ttabbed",
+        'shell $HOME `id` $(id) \\ "double" ; && |',
+    ],
+)
+def test_awkward_text_round_trips_through_the_shell(text: str) -> None:
+    body = {"model": "m", "input": text}
+    assert data_argument(curl_command(URL, body, with_auth=False)) == body
+
+
+def test_no_authorization_without_auth() -> None:
+    command = curl_command(URL, BODY, with_auth=False)
+    assert KEY_VARIABLE not in command
+    assert "Authorization" not in command
+
+
+def test_authorization_references_the_key_variable() -> None:
+    command = curl_command(URL, BODY, with_auth=True)
+    args = shlex.split(command)
+    assert KEY_VARIABLE == "EMBEDDINGS_API_KEY"
+    assert "Authorization: Bearer $EMBEDDINGS_API_KEY" in args
+    # double quotes, so the shell expands the variable (single quotes would not)
+    assert '"Authorization: Bearer $EMBEDDINGS_API_KEY"' in command
+    assert data_argument(command) == BODY
+
+
+@pytest.mark.skipif(shutil.which("sh") is None, reason="needs a POSIX shell")
+def test_shell_expands_the_key_variable_and_nothing_else() -> None:
+    body = {"model": "m", "input": "cost $5 'now'"}
+    command = curl_command(URL, body, with_auth=True)
+    printed = command.replace("curl", "printf '%s\\n'", 1)
+    env = {**os.environ, KEY_VARIABLE: "secret-from-env"}
+    out = subprocess.run(
+        ["sh", "-c", printed], env=env, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert "Authorization: Bearer secret-from-env" in out
+    assert json.loads(out[out.index("-d") + 1]) == body
