@@ -61,7 +61,8 @@ class Expect:
                 f"{self.item.nodeid} checks {requirement_id!r} but its requirement "
                 f"marker declares only {self.declared}"
             )
-        case = cases[result.index] if cases and result.index is not None else None
+        known = cases is not None and result.index is not None and result.index < len(cases)
+        case = cases[result.index] if known else None  # type: ignore[index]
         record = {"requirement": requirement_id, **asdict(result), "case": case}
         self.item.user_properties.append((CHECK_KEY, record))
         if result.passed:

@@ -141,3 +141,50 @@ def test_bad_option_values_are_usage_errors(
     result = pytester.runpytest_subprocess("--collect-only", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert message in result.stderr.str()
+
+
+VERDICTS_FILE = """
+import pytest
+
+from conformance.checks.result import CheckResult
+from conformance.expect import unsupported
+
+
+@pytest.mark.requirement("usage.monotonic-length")
+def test_should_failure(expect):
+    expect("usage.monotonic-length", CheckResult(False, 3, "== 0", -3.0, "planted"))
+
+
+@pytest.mark.requirement("dimension.expected")
+def test_unsupported(expect):
+    unsupported("declined with HTTP 400")
+
+
+@pytest.mark.requirement("finite.values")
+def test_must_failure(expect):
+    expect("finite.values", CheckResult(False, 1, "== 0", -1.0, "planted NaN"))
+"""
+
+
+def test_verdicts_warnings_and_exit_codes(model_server: str, pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_verdicts=VERDICTS_FILE)
+    endpoint = f"{model_server}/clean"
+    should_only = pytester.runpytest_subprocess(
+        "--endpoint", endpoint, "test_verdicts.py", "-k", "not must", "--junitxml", "junit.xml"
+    )
+    assert should_only.ret == 0  # a SHOULD failure warns, an UNSUPPORTED passes
+    should_only.stdout.fnmatch_lines(
+        [
+            "UNSUPPORTED*MUST*dimension.expected*",
+            "FAIL * SHOULD usage.monotonic-length*",
+            "*SHOULD requirements not met (warnings)*",
+            "SHOULD usage.monotonic-length: *planted*",
+            "conformance: 0 passed, 0 failed, 1 unsupported, 21 skipped (1 SHOULD warning)",
+        ]
+    )
+    junit = (pytester.path / "junit.xml").read_text()
+    assert 'name="conformance.check"' in junit and 'name="conformance.requirements"' in junit
+
+    with_must = pytester.runpytest_subprocess("--endpoint", endpoint, "test_verdicts.py")
+    assert with_must.ret == pytest.ExitCode.TESTS_FAILED
+    with_must.stdout.fnmatch_lines(["FAIL * MUST * finite.values *", "*[[]MUST finite.values[]]*"])
