@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,49 @@ def load_cases(name: str = "core") -> tuple[Case, ...]:
 
 def cases_tagged(tag: str, name: str = "core") -> tuple[Case, ...]:
     return tuple(case for case in load_cases(name) if tag in case.tags)
+
+
+@dataclass(frozen=True)
+class BadRequest:
+    """A request the server must reject ('reject') or may answer any way but a 5xx ('either')."""
+
+    id: str
+    expect: str
+    why: str
+    body: Any  # a JSON document, or None when ``raw`` is sent instead
+    raw: str | None
+    content_type: str | None
+
+    def document(self, model: str) -> Any:
+        """The JSON body with the served model filled in (None for raw cases)."""
+        if self.raw is not None:
+            return None
+        return json.loads(json.dumps(self.body).replace(MODEL_PLACEHOLDER, model))
+
+    def payload(self, model: str) -> bytes:
+        if self.raw is not None:
+            return self.raw.replace(MODEL_PLACEHOLDER, model).encode("utf-8")
+        return json.dumps(self.document(model)).encode("ascii")
+
+
+MODEL_PLACEHOLDER = "$MODEL"
+
+
+@cache
+def load_bad_requests() -> tuple[BadRequest, ...]:
+    path = resources.files("conformance") / "fixtures" / "bad_requests.json"
+    document = json.loads(path.read_text(encoding="utf-8"))
+    return tuple(
+        BadRequest(
+            c["id"],
+            c["expect"],
+            c["why"],
+            c.get("body"),
+            c.get("raw"),
+            c.get("content_type", "application/json"),
+        )
+        for c in document["cases"]
+    )
 
 
 def case(case_id: str, name: str = "core") -> Case:

@@ -16,7 +16,7 @@ import pytest
 
 from conformance.checks import CheckResult
 from conformance.client import EmbeddingBatch, Exchange
-from conformance.reporting.tally import CHECK_KEY, UNSUPPORTED_PREFIX
+from conformance.reporting.tally import CHECK_KEY, NOTE_KEY, UNSUPPORTED_PREFIX
 from conformance.requirements import BY_ID
 
 Matrix = npt.NDArray[np.float64]
@@ -72,6 +72,10 @@ class Expect:
             warnings.warn(ConformanceWarning(message), stacklevel=2)
         else:
             pytest.fail(message, pytrace=False)
+
+    def note(self, requirement_id: str, text: str) -> None:
+        """Say what could not be checked, and why; shown under 'notes' in the summary."""
+        self.item.user_properties.append((NOTE_KEY, {"requirement": requirement_id, "text": text}))
 
     def ok(
         self, requirement_id: str, exchange: Exchange, cases: Sequence[str] | None = None

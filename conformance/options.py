@@ -167,6 +167,24 @@ OPTIONS: tuple[OptionSpec, ...] = (
         help="Override the tier's max |Δ| between base64 and float output.",
     ),
     OptionSpec(
+        "max_response_mb",
+        "--max-response-mb",
+        ("EMBEDDINGS_MAX_RESPONSE_MB",),
+        parse=_positive_float,
+        default=64.0,
+        metavar="MB",
+        help="Stop reading an answer larger than this and fail it (default 64).",
+    ),
+    OptionSpec(
+        "fuzz_examples",
+        "--fuzz-examples",
+        ("EMBEDDINGS_FUZZ_EXAMPLES",),
+        parse=_positive_int,
+        default=100,
+        metavar="N",
+        help="Request bodies the property-based fuzzer generates (default 100; fixed seed).",
+    ),
+    OptionSpec(
         "results_json",
         "--results-json",
         ("EMBEDDINGS_RESULTS_JSON",),
@@ -233,6 +251,14 @@ class Endpoint:
             return None
         return urlunsplit((parts.scheme, parts.netloc, head, "", ""))
 
+    @property
+    def tokenize_url(self) -> str | None:
+        """Where a vLLM-style server offers POST /tokenize (beside /v1), if it can be named."""
+        base = self.api_base
+        if base is None:
+            return None
+        return base.removesuffix("/v1") + "/tokenize"
+
 
 def parse_endpoint(text: str) -> Endpoint:
     """Accept ``http://h:p``, ``http://h:p/v1`` or ``http://h:p/any/path/embeddings``."""
@@ -269,6 +295,8 @@ class Settings:
     expect_dim: int | None
     expect_normalized: bool
     tolerances: Tolerances
+    max_response_bytes: int
+    fuzz_examples: int
     results_json: str | None
 
 
@@ -293,5 +321,7 @@ def resolve_settings(config: pytest.Config) -> Settings:
             norm_atol=values["norm_atol"],
             base64_atol=values["base64_atol"],
         ),
+        max_response_bytes=int(values["max_response_mb"] * (1 << 20)),
+        fuzz_examples=values["fuzz_examples"],
         results_json=values["results_json"],
     )

@@ -17,6 +17,7 @@ from conformance.options import add_options, endpoint_given, resolve_settings
 from conformance.preflight import PreflightError, check_embeddings_route, discover_model
 from conformance.reporting.summary import (
     final_line,
+    note_lines,
     requirement_lines,
     results_document,
     warning_lines,
@@ -57,7 +58,11 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         return
     settings = run.settings
     client = EmbeddingsClient(
-        settings.endpoint, settings.model or "", settings.api_key, settings.request_timeout
+        settings.endpoint,
+        settings.model or "",
+        settings.api_key,
+        settings.request_timeout,
+        settings.max_response_bytes,
     )
     try:
         if not settings.model:
@@ -114,7 +119,10 @@ class VerdictRecorder:
             reason = ""
             if report.skipped and isinstance(report.longrepr, tuple):
                 reason = report.longrepr[2].removeprefix("Skipped: ")
-            self.run.tally.add(report.nodeid, report.user_properties, report.outcome, reason)
+            error = report.longreprtext.strip().splitlines()[-1] if report.failed else ""
+            self.run.tally.add(
+                report.nodeid, report.user_properties, report.outcome, reason, error[:200]
+            )
 
 
 def pytest_terminal_summary(
@@ -127,6 +135,11 @@ def pytest_terminal_summary(
     for line in requirement_lines(run.tally):
         markup = {"red": line.startswith("FAIL"), "green": line.startswith("PASS")}
         terminalreporter.write_line(line, **markup)
+    notes = note_lines(run.tally)
+    if notes:
+        terminalreporter.write_sep("-", "notes")
+        for line in notes:
+            terminalreporter.write_line(line)
     warnings = warning_lines(run.tally)
     if warnings:
         terminalreporter.write_sep("-", "SHOULD requirements not met (warnings)")

@@ -59,21 +59,20 @@ def discover_model(client: EmbeddingsClient) -> str:
     try:
         response = client.get_models()
     except EndpointError as exc:
-        raise PreflightError(f"cannot reach the endpoint: {exc}") from None
-    headers = {name.lower(): value for name, value in response.headers.items()}
-    failure = _common_failure(url, response.status_code, headers, response.content)
+        raise PreflightError(f"no usable answer from the endpoint: {exc}") from None
+    failure = _common_failure(url, response.status, response.headers, response.raw)
     if failure:
         raise PreflightError(failure)
-    document = _json_or_none(response.content)
+    document = _json_or_none(response.raw)
     data = document.get("data") if isinstance(document, dict) else None
     if (
-        response.status_code != 200
+        response.status != 200
         or not data
         or not isinstance(data[0], dict)
         or not isinstance(data[0].get("id"), str)
     ):
         raise PreflightError(
-            f"could not list models at {url} (HTTP {response.status_code}); "
+            f"could not list models at {url} (HTTP {response.status}); "
             "name the model with --model NAME."
         )
     return str(data[0]["id"])
@@ -92,7 +91,7 @@ def check_embeddings_route(client: EmbeddingsClient) -> None:
     try:
         exchange = client.embed(PREFLIGHT_INPUT)
     except EndpointError as exc:
-        raise PreflightError(f"cannot reach the endpoint: {exc}") from None
+        raise PreflightError(f"no usable answer from the endpoint: {exc}") from None
     failure = _common_failure(url, exchange.status, exchange.headers, exchange.raw)
     if failure:
         raise PreflightError(failure)

@@ -74,6 +74,51 @@ CATALOGUE: tuple[Requirement, ...] = (
         "usage missing, null, zero, or floats.",
     ),
     Requirement(
+        "input.string",
+        "MUST",
+        "core",
+        "A single string input returns exactly one vector.",
+        "servers that only accept arrays (the most common client call fails).",
+    ),
+    Requirement(
+        "input.string-array",
+        "MUST",
+        "core",
+        "An array of strings returns one vector per string.",
+        "servers that embed only the first element, or join the array into one text.",
+    ),
+    Requirement(
+        "input.token-ids",
+        "MUST",
+        "full",
+        "Optional: an array of token ids, if accepted, embeds like the text it encodes "
+        "(UNSUPPORTED when cleanly rejected).",
+        "token ids embedded as if they were text ('101 7592 102').",
+    ),
+    Requirement(
+        "input.token-id-arrays",
+        "MUST",
+        "full",
+        "Optional: an array of token-id arrays, if accepted, gives one vector per array, each "
+        "like its text.",
+        "the outer array taken as one sequence; rows mixed up.",
+    ),
+    Requirement(
+        "input.empty-rejected",
+        "SHOULD",
+        "full",
+        "'' and [''] get a 4xx: the API says input cannot be an empty string.",
+        "empty input pooled over zero tokens (NaN or zeros) and returned as a vector.",
+    ),
+    Requirement(
+        "input.over-context",
+        "MUST",
+        "full",
+        "Input longer than the model's context is truncated (valid vector) or rejected with a "
+        "4xx; never a 5xx or a hang.",
+        "position-embedding overflow crashing the engine on long input.",
+    ),
+    Requirement(
         "dimension.consistent",
         "MUST",
         "core",
@@ -144,6 +189,79 @@ CATALOGUE: tuple[Requirement, ...] = (
         "The official openai client's default request (it asks for base64 and decodes it) "
         "yields the same vectors as a plain float request.",
         "servers that reject or mangle the client's default encoding_format.",
+    ),
+    Requirement(
+        "dimensions.honoured",
+        "MUST",
+        "full",
+        "Optional: with 'dimensions': d, every vector has exactly d entries (UNSUPPORTED when "
+        "cleanly rejected; a full-length answer means the parameter was silently ignored).",
+        "'dimensions' silently ignored: clients store vectors of the wrong size.",
+    ),
+    Requirement(
+        "dimensions.renormalized",
+        "MUST",
+        "full",
+        "Optional: the d-vector equals the full vector truncated to d and renormalized to norm 1.",
+        "truncation without renormalization; keeping the wrong end of the vector.",
+    ),
+    Requirement(
+        "dimensions.invalid-rejected",
+        "MUST",
+        "full",
+        "Invalid 'dimensions' (0, -1, a string, a float, larger than native) get a 4xx.",
+        "the parameter coerced ('12' accepted), ignored, or crashing the server.",
+    ),
+    Requirement(
+        "errors.rejected",
+        "MUST",
+        "full",
+        "A malformed request gets a 4xx: never a 2xx with garbage, never a 5xx.",
+        "unvalidated input reaching the engine: 500s, or 200 with empty or wrong data.",
+    ),
+    Requirement(
+        "errors.no-5xx",
+        "MUST",
+        "full",
+        "Odd but arguable requests (empty strings, unknown fields, a missing model) never get a "
+        "5xx.",
+        "edge cases nobody validated crashing a handler.",
+    ),
+    Requirement(
+        "errors.envelope",
+        "SHOULD",
+        "full",
+        "Errors carry {'error': {'message', 'type', 'param', 'code'}}, as OpenAI clients parse.",
+        "flat {'detail': ...} or plain-text error bodies that clients cannot surface.",
+    ),
+    Requirement(
+        "errors.unknown-model",
+        "SHOULD",
+        "full",
+        "An unknown model gets 404 with code 'model_not_found'.",
+        "unknown models silently served by a default model, or a generic 400/500.",
+    ),
+    Requirement(
+        "errors.recovers",
+        "MUST",
+        "full",
+        "After any bad request, the next valid request still succeeds.",
+        "a poisoned worker or a wedged batch queue after one bad input.",
+    ),
+    Requirement(
+        "errors.batch-limit",
+        "SHOULD",
+        "full",
+        "More than 2048 inputs (OpenAI's limit) get a 4xx rather than an unbounded batch.",
+        "no batch limit: one request can exhaust the server's memory.",
+    ),
+    Requirement(
+        "fuzz.robust",
+        "MUST",
+        "full",
+        "Generated request bodies: valid ones get valid embeddings, invalid ones a 4xx, none "
+        "a 5xx or a hang.",
+        "validation gaps that hand-written cases miss.",
     ),
     Requirement(
         "batch.single-vs-batch",

@@ -1,4 +1,9 @@
-"""A small HTTP client for one embeddings endpoint, keeping every exchange for reproducers."""
+"""A small HTTP client for one embeddings endpoint, keeping every exchange for reproducers.
+
+Hostile servers must not hang or exhaust the suite: every body is read in pieces against a size
+cap and a total deadline (a per-read socket timeout alone never fires on a server that trickles
+one byte a second), and redirects are never followed, so the API key never reaches another host.
+"""
 
 from __future__ import annotations
 
@@ -10,21 +15,25 @@ from dataclasses import dataclass
 from typing import Any
 
 import requests
+import urllib3
 
 from conformance import __version__
 from conformance.client.batch import EmbeddingBatch
 from conformance.client.curl import curl_command
-from conformance.client.decode import decode_response
+from conformance.client.decode import ErrorBody, decode_error_body, decode_response
 from conformance.options import Endpoint
+
+READ_SIZE = 1 << 16
+JSON = "application/json"
 
 
 class EndpointError(Exception):
-    """The endpoint could not be talked to at all (no HTTP answer)."""
+    """No usable HTTP answer: unreachable, reset, too slow, or too large."""
 
 
-def describe_failure(exc: requests.RequestException) -> str:
-    """A short reason: 'connection refused', 'timed out after 30s', not a nested repr."""
-    if isinstance(exc, requests.Timeout):
+def describe_failure(exc: Exception) -> str:
+    """A short reason ('Connection refused'), not a nested repr."""
+    if isinstance(exc, requests.Timeout | TimeoutError):
         return "no answer before the timeout (--request-timeout)"
     errno = re.search(r"\[Errno -?\d+\] ([^'\")]+)", str(exc))
     if errno:
@@ -33,11 +42,49 @@ def describe_failure(exc: requests.RequestException) -> str:
 
 
 @dataclass(frozen=True)
+class Reply:
+    """A complete HTTP answer."""
+
+    status: int
+    headers: dict[str, str]  # names lower-cased
+    raw: bytes
+    elapsed: float
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "")
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} literal: RFC 8259 JSON has no NaN or Infinity")
+
+
+def parse_json(raw: bytes) -> Any:
+    """Strict JSON, as the strict parsers of many client languages see it (no NaN/Infinity)."""
+    return json.loads(raw, parse_constant=_reject_constant)
+
+
+def parse_body(status: int, raw: bytes) -> tuple[EmbeddingBatch | None, str | None]:
+    if status != 200:
+        return None, f"HTTP status {status}"
+    try:
+        document = parse_json(raw)
+    except ValueError as exc:
+        return None, f"body is not valid JSON ({exc})"
+    try:
+        return decode_response(document), None
+    except ValueError as exc:
+        return None, str(exc)
+
+
+@dataclass(frozen=True)
 class Exchange:
     """One request and what came back; ``batch`` is set when the body decoded as an envelope."""
 
     url: str
-    request: dict[str, Any]
+    request: Any  # the JSON document sent (None when the body was not JSON)
+    body: bytes  # the exact bytes sent
+    content_type: str | None  # of the request
     status: int
     headers: dict[str, str]
     raw: bytes
@@ -47,49 +94,57 @@ class Exchange:
     with_auth: bool
 
     @property
-    def content_type(self) -> str:
+    def response_type(self) -> str:
         return self.headers.get("content-type", "")
 
     @property
     def ok(self) -> bool:
         return self.status == 200 and self.batch is not None
 
+    @property
+    def error_body(self) -> ErrorBody:
+        return decode_error_body(self.raw)
+
     def curl(self) -> str:
-        return curl_command(self.url, self.request, with_auth=self.with_auth)
+        body = self.request if self.request is not None else self.body
+        return curl_command(
+            self.url, body, with_auth=self.with_auth, content_type=self.content_type
+        )
 
     def describe(self) -> str:
         """One line on what came back, for failure messages."""
         snippet = self.raw[:200].decode("utf-8", "replace").replace("\n", " ")
         reason = f" ({self.problem})" if self.problem else ""
-        return f"HTTP {self.status} {self.content_type or 'no content-type'}{reason}: {snippet}"
-
-
-def parse_body(status: int, raw: bytes) -> tuple[EmbeddingBatch | None, str | None]:
-    if status != 200:
-        return None, f"HTTP status {status}"
-    try:
-        document = json.loads(raw)
-    except ValueError as exc:
-        return None, f"body is not JSON ({exc})"
-    try:
-        return decode_response(document), None
-    except ValueError as exc:
-        return None, str(exc)
+        kind = self.response_type or "no content-type"
+        return f"HTTP {self.status} {kind}{reason}: {snippet}"
 
 
 class EmbeddingsClient:
-    """Sends embeddings requests for one model; safe to share between threads."""
+    """Sends requests for one model; safe to share between threads."""
 
-    def __init__(self, endpoint: Endpoint, model: str, api_key: str | None, timeout: float):
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        model: str,
+        api_key: str | None,
+        timeout: float,
+        max_response_bytes: int = 64 << 20,
+    ) -> None:
         self.endpoint = endpoint
         self.model = model
         self.timeout = timeout
+        self.max_response_bytes = max_response_bytes
         self._api_key = api_key
         self._local = threading.local()
 
     @property
-    def headers(self) -> dict[str, str]:
+    def with_auth(self) -> bool:
+        return bool(self._api_key)
+
+    def _headers(self, content_type: str | None) -> dict[str, str]:
         headers = {"User-Agent": f"embedding-conformance/{__version__}"}
+        if content_type:
+            headers["Content-Type"] = content_type
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         return headers
@@ -101,43 +156,101 @@ class EmbeddingsClient:
             session = self._local.session = requests.Session()
         return session
 
-    def post(self, body: dict[str, Any]) -> Exchange:
-        """POST a raw body to the embeddings route."""
-        url = self.endpoint.embeddings_url
-        started = time.perf_counter()
+    def send(
+        self, method: str, url: str, body: bytes | None = None, content_type: str | None = None
+    ) -> Reply:
+        """One request, its whole answer read within the deadline and the size cap."""
+        started = time.monotonic()
         try:
-            response = self._session().post(
-                url, json=body, headers=self.headers, timeout=self.timeout, allow_redirects=False
+            response = self._session().request(
+                method,
+                url,
+                data=body,
+                headers=self._headers(content_type),
+                timeout=self.timeout,
+                allow_redirects=False,
+                stream=True,
             )
         except requests.RequestException as exc:
-            raise EndpointError(f"POST {url}: {describe_failure(exc)}") from exc
-        elapsed = time.perf_counter() - started
+            raise EndpointError(f"{method} {url}: {describe_failure(exc)}") from exc
+        try:
+            raw = self._read(response, started)
+        except (urllib3.exceptions.HTTPError, OSError, requests.RequestException) as exc:
+            raise EndpointError(
+                f"{method} {url}: the answer broke off: {describe_failure(exc)}"
+            ) from exc
+        except EndpointError as exc:
+            raise EndpointError(f"{method} {url}: {exc}") from None
+        finally:
+            response.close()
         headers = {name.lower(): value for name, value in response.headers.items()}
-        batch, problem = parse_body(response.status_code, response.content)
+        return Reply(response.status_code, headers, raw, time.monotonic() - started)
+
+    def _read(self, response: requests.Response, started: float) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            if time.monotonic() - started > self.timeout:
+                raise EndpointError(
+                    f"no complete answer within {self.timeout:g} s "
+                    f"(--request-timeout); {size} bytes arrived"
+                )
+            chunk = response.raw.read1(READ_SIZE, decode_content=True)  # returns what arrived
+            if not chunk:
+                return b"".join(chunks)
+            size += len(chunk)
+            if size > self.max_response_bytes:
+                raise EndpointError(
+                    f"answer larger than {self.max_response_bytes >> 20} MB "
+                    "(--max-response-mb); stopped reading"
+                )
+            chunks.append(chunk)
+
+    def post(self, document: Any) -> Exchange:
+        """POST a JSON document to the embeddings route."""
+        body = json.dumps(document).encode("ascii")  # \\u escapes: any str is encodable
+        return self._exchange(document, body, JSON)
+
+    def post_raw(self, body: bytes, content_type: str | None) -> Exchange:
+        """POST exact bytes (malformed JSON, other content types) to the embeddings route."""
+        return self._exchange(None, body, content_type)
+
+    def _exchange(self, document: Any, body: bytes, content_type: str | None) -> Exchange:
+        url = self.endpoint.embeddings_url
+        reply = self.send("POST", url, body, content_type)
+        batch, problem = parse_body(reply.status, reply.raw)
         return Exchange(
             url,
+            document,
             body,
-            response.status_code,
-            headers,
-            response.content,
+            content_type,
+            reply.status,
+            reply.headers,
+            reply.raw,
             batch,
             problem,
-            elapsed,
-            with_auth=bool(self._api_key),
+            reply.elapsed,
+            self.with_auth,
         )
 
-    def embed(self, inputs: str | list[str], **params: Any) -> Exchange:
+    def embed(self, inputs: Any, **params: Any) -> Exchange:
         """Embed ``inputs`` with optional request parameters (encoding_format, dimensions...)."""
         return self.post({"model": self.model, "input": inputs, **params})
 
-    def get_models(self) -> requests.Response:
+    def get_models(self) -> Reply:
+        return self.send("GET", self.endpoint.models_url)
+
+    def tokenize(self, text: str) -> list[int] | None:
+        """Token ids (with special tokens) from a vLLM-style /tokenize route; None if absent."""
+        url = self.endpoint.tokenize_url
+        if url is None:
+            return None
+        document = {"model": self.model, "prompt": text, "add_special_tokens": True}
         try:
-            return self._session().get(
-                self.endpoint.models_url,
-                headers=self.headers,
-                timeout=self.timeout,
-                allow_redirects=False,
-            )
-        except requests.RequestException as exc:
-            url = self.endpoint.models_url
-            raise EndpointError(f"GET {url}: {describe_failure(exc)}") from exc
+            reply = self.send("POST", url, json.dumps(document).encode("ascii"), JSON)
+            tokens = parse_json(reply.raw).get("tokens") if reply.status == 200 else None
+        except (EndpointError, ValueError, AttributeError):
+            return None
+        if not isinstance(tokens, list) or not tokens or any(type(t) is not int for t in tokens):
+            return None
+        return tokens

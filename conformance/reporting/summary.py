@@ -11,6 +11,8 @@ from conformance.requirements import CATALOGUE
 
 def _worst_text(verdict: Verdict) -> str:
     worst = verdict.worst
+    if verdict.status == "FAIL" and (worst is None or worst["passed"]):
+        return verdict.failures[0] if verdict.failures else ""  # failed outside any check
     if worst is None:
         return ""
     margin = worst.get("margin")
@@ -25,9 +27,9 @@ def requirement_lines(tally: Tally) -> list[str]:
     for requirement in CATALOGUE:
         verdict = tally.verdicts[requirement.id]
         status = "SKIPPED" if verdict.status == "NOT RUN" else verdict.status
+        detail = verdict.unsupported if status == "UNSUPPORTED" else _worst_text(verdict)
         lines.append(
-            f"{status:<11} {requirement.level:<6} {requirement.id:<{width}}  "
-            f"{_worst_text(verdict)}".rstrip()
+            f"{status:<11} {requirement.level:<6} {requirement.id:<{width}}  {detail}".rstrip()
         )
     return lines
 
@@ -39,6 +41,15 @@ def warning_lines(tally: Tally) -> list[str]:
         verdict = tally.verdicts[requirement.id]
         if requirement.level == "SHOULD" and verdict.status == "FAIL":
             lines += [f"SHOULD {requirement.id}: {failure}" for failure in verdict.failures[:3]]
+    return lines
+
+
+def note_lines(tally: Tally) -> list[str]:
+    """Limits of what was checked (e.g. no tokenizer to compare token ids with text)."""
+    lines = []
+    for requirement in CATALOGUE:
+        notes = dict.fromkeys(tally.verdicts[requirement.id].notes)  # once each, in order
+        lines += [f"{requirement.id}: {note}" for note in notes]
     return lines
 
 
@@ -66,6 +77,7 @@ def results_document(tally: Tally, header: dict[str, Any]) -> dict[str, Any]:
                 "tests": tally.verdicts[requirement.id].tests,
                 "worst": tally.verdicts[requirement.id].worst,
                 "failures": tally.verdicts[requirement.id].failures,
+                "notes": sorted(set(tally.verdicts[requirement.id].notes)),
             }
             for requirement in CATALOGUE
         ],

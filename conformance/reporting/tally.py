@@ -15,6 +15,7 @@ from conformance.requirements import BY_ID, CATALOGUE
 
 REQUIREMENTS_KEY = "conformance.requirements"
 CHECK_KEY = "conformance.check"
+NOTE_KEY = "conformance.note"
 UNSUPPORTED_PREFIX = "unsupported: "
 
 # When tests disagree about a requirement, the more serious status wins.
@@ -58,16 +59,23 @@ class Verdict:
     tests: int = 0
     worst: dict[str, Any] | None = None  # the check record with the smallest margin
     failures: list[str] = field(default_factory=list)  # one line per failed check
+    notes: list[str] = field(default_factory=list)  # what could not be checked, and why
+    unsupported: str = ""  # why the server declined, when the status is UNSUPPORTED
 
-    def merge(self, status: str, checks: Iterable[Mapping[str, Any]], nodeid: str) -> None:
+    def merge(
+        self, status: str, checks: Iterable[Mapping[str, Any]], nodeid: str, error: str = ""
+    ) -> None:
         self.tests += 1
         if self.status == "NOT RUN" or PRECEDENCE.index(status) < PRECEDENCE.index(self.status):
             self.status = status
+        checks = list(checks)
         for check in checks:
             if not check["passed"]:
                 self.failures.append(f"{nodeid}: {check['detail']}")
             if self._worse(check):
                 self.worst = dict(check)
+        if status == "FAIL" and all(check["passed"] for check in checks):
+            self.failures.append(f"{nodeid}: {error or 'failed'}")  # failed outside any check
 
     def _worse(self, check: Mapping[str, Any]) -> bool:
         if self.worst is None:
@@ -92,14 +100,21 @@ class Tally:
         properties: Iterable[tuple[str, Any]],
         outcome: str,
         skip_reason: str = "",
+        error: str = "",
     ) -> None:
         properties = list(properties)
         requirements: list[str] = next((v for k, v in properties if k == REQUIREMENTS_KEY), [])
         checks = [v for k, v in properties if k == CHECK_KEY]
+        for note in (v for k, v in properties if k == NOTE_KEY):
+            self.verdicts[note["requirement"]].notes.append(note["text"])
         statuses = statuses_for_test(requirements, checks, outcome, skip_reason)
         for requirement, status in statuses.items():
             own = [c for c in checks if c["requirement"] == requirement]
-            self.verdicts[requirement].merge(status, own, nodeid)
+            self.verdicts[requirement].merge(status, own, nodeid, error)
+            if status == "UNSUPPORTED":
+                self.verdicts[requirement].unsupported = skip_reason.removeprefix(
+                    UNSUPPORTED_PREFIX
+                )
 
     def counts(self) -> dict[str, int]:
         """passed / failed (MUST) / warnings (SHOULD failures) / unsupported / skipped."""

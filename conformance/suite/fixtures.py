@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from conformance.client import EmbeddingsClient, EndpointError, Exchange
-from conformance.corpus import Case, case, cases_tagged
+from conformance.client.http import JSON
+from conformance.corpus import BadRequest, Case, case, cases_tagged
 from conformance.expect import Expect
 from conformance.options import Settings
 from conformance.run import RUN_KEY, ConformanceRun
@@ -32,7 +33,7 @@ class Answers:
         self._cache: dict[str, Exchange | EndpointError] = {}
         self._lock = threading.Lock()
 
-    def get(self, inputs: str | list[str], **params: Any) -> Exchange:
+    def get(self, inputs: Any, **params: Any) -> Exchange:
         key = json.dumps([inputs, params], sort_keys=True)
         with self._lock:
             if key not in self._cache:
@@ -45,7 +46,7 @@ class Answers:
             pytest.fail(f"no answer from the endpoint: {answer}", pytrace=False)
         return answer
 
-    def fresh(self, inputs: str | list[str], **params: Any) -> Exchange:
+    def fresh(self, inputs: Any, **params: Any) -> Exchange:
         """A new request, bypassing the cache (for determinism and concurrency)."""
         try:
             return self.client.embed(inputs, **params)
@@ -113,3 +114,43 @@ def singles(answers: Answers, batch_cases: tuple[Case, ...]) -> list[Exchange]:
 def single(answers: Answers) -> Callable[[str], Exchange]:
     """Answer for one corpus case id, sent alone as a string input."""
     return lambda case_id: answers.get(case(case_id).text, encoding_format="float")
+
+
+@pytest.fixture(scope="session")
+def dim(batch_float: Exchange) -> int:
+    """The endpoint's native dimension D, from the float batch (skips when there is none)."""
+    batch = batch_float.batch
+    vector = batch.first_vector if batch is not None and batch_float.status == 200 else None
+    if vector is None or not len(vector):
+        pytest.skip("no native dimension: the float batch has no vector (see envelope.*)")
+    return len(vector)
+
+
+@pytest.fixture(scope="session")
+def tokenizer(client: EmbeddingsClient) -> Callable[[str], list[int]] | None:
+    """Token ids of a text from the server's own /tokenize route, or None when it has none."""
+    if client.tokenize("hello") is None:
+        return None
+    return lambda text: client.tokenize(text) or []
+
+
+@pytest.fixture(scope="session")
+def bad_answers(client: EmbeddingsClient) -> Callable[[BadRequest], Exchange]:
+    """The endpoint's answer to each bad request, sent once per session."""
+    cache: dict[str, Exchange] = {}
+
+    def answer(bad: BadRequest) -> Exchange:
+        if bad.id not in cache:
+            cache[bad.id] = send_bad_request(client, bad)
+        return cache[bad.id]
+
+    return answer
+
+
+def send_bad_request(client: EmbeddingsClient, bad: BadRequest) -> Exchange:
+    try:
+        if bad.raw is not None or bad.content_type != JSON:
+            return client.post_raw(bad.payload(client.model), bad.content_type)
+        return client.post(bad.document(client.model))
+    except EndpointError as exc:
+        pytest.fail(f"no answer from the endpoint to bad request {bad.id!r}: {exc}", pytrace=False)

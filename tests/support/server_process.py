@@ -1,4 +1,4 @@
-"""Start the test model server as a subprocess and wait until it listens."""
+"""Start a test server module as a subprocess and wait until it listens."""
 
 from __future__ import annotations
 
@@ -12,19 +12,19 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @contextmanager
-def running_model_server() -> Iterator[str]:
-    """Yield the server's base URL (routes under /<mode>/v1/...); stop it on exit."""
+def running_server(module: str, *args: str) -> Iterator[str]:
+    """Yield the base URL that ``python -m module --port 0`` announces; stop it on exit."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.model_server", "--port", "0"],
+        [sys.executable, "-m", module, "--port", "0", *args],
         cwd=REPO,
         stdout=subprocess.PIPE,
         text=True,
     )
     assert process.stdout is not None
-    line = process.stdout.readline()  # blocks until the model is loaded and the port bound
+    line = process.stdout.readline()  # blocks until the server is ready and the port bound
     try:
         if not line.startswith("LISTENING "):
-            raise RuntimeError(f"model server did not start (exit {process.poll()}): {line!r}")
+            raise RuntimeError(f"{module} did not start (exit {process.poll()}): {line!r}")
         yield line.split()[1]
     finally:
         process.terminate()
