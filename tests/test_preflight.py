@@ -27,7 +27,7 @@ def assert_one_clear_error(run: SuiteRun, *phrases: str) -> None:
 
 def test_refused_connection(tmp_path: Path) -> None:
     run = run_suite(tmp_path, "--endpoint", f"http://127.0.0.1:{free_port()}")
-    assert_one_clear_error(run, "cannot reach the endpoint", "Connection refused")
+    assert_one_clear_error(run, "no usable answer from the endpoint", "Connection refused")
 
 
 def test_missing_credentials(model_server: str, tmp_path: Path) -> None:

@@ -19,6 +19,12 @@ MUTATIONS = {
     "fault/padding-unmasked": {"batch.single-vs-batch"},
     "fault/noise": {"determinism.repeat"},
     "fault/cross-talk": {"concurrency.isolation"},
+    "fault/dimensions-ignored": {"dimensions.honoured"},
+    "fault/dimensions-not-renormalized": {"dimensions.renormalized"},
+    "fault/500-on-bad-input": {"errors.rejected", "fuzz.robust"},
+    "fault/empty-input-200": {"errors.rejected"},
+    "fault/nan-whitespace": {"finite.values"},
+    "fault/token-ids-as-text": {"input.token-ids", "input.token-id-arrays"},
 }
 
 
@@ -60,7 +66,10 @@ def test_parallel_run_with_xdist(model_server: str, tmp_path: Path) -> None:
     run = run_suite(tmp_path, "--endpoint", f"{model_server}/clean", "-n", "2")
     assert run.returncode == 0, run.output
     assert run.status("concurrency.isolation") == "PASS"
-    assert "conformance: 22 passed, 0 failed, 0 unsupported, 1 skipped" in run.output
+    assert (
+        f"conformance: {len(CATALOGUE) - 1} passed, 0 failed, 0 unsupported, 1 skipped"
+        in run.output
+    )
 
 
 def test_parallel_run_still_fails_a_broken_server(model_server: str, tmp_path: Path) -> None:
@@ -76,3 +85,23 @@ def test_core_profile_runs_only_core_requirements(model_server: str, tmp_path: P
     assert run.returncode == 0, run.output
     assert run.status("batch.single-vs-batch") == "NOT RUN"
     assert run.status("normalization.unit-norm") == "PASS"
+
+
+def test_cleanly_refusing_an_optional_feature_is_unsupported(
+    model_server: str, tmp_path: Path
+) -> None:
+    run = run_suite(tmp_path, "--endpoint", f"{model_server}/fault/token-ids-rejected")
+    assert run.returncode == 0, run.output
+    assert run.status("input.token-ids") == "UNSUPPORTED"
+    assert run.status("input.token-id-arrays") == "UNSUPPORTED"
+    assert "token-id input cleanly rejected with HTTP 400" in run.output
+
+
+def test_fuzzing_reports_the_planted_5xx_with_a_reproducer(
+    model_server: str, tmp_path: Path
+) -> None:
+    run = run_suite(tmp_path, "--endpoint", f"{model_server}/fault/500-on-bad-input", "-k", "fuzz")
+    assert run.status("fuzz.robust") == "FAIL"
+    message = run.output[run.output.index("[MUST fuzz.robust]") :]
+    assert "measured HTTP 500 vs allowed < 500" in message
+    assert "reproduce: curl" in message

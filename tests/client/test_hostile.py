@@ -36,8 +36,9 @@ def client_for(base_url: str, behaviour: str, api_key: str | None = None) -> Emb
 
 
 @pytest.mark.parametrize("behaviour", sorted(BROKEN_ANSWERS))
-def test_broken_answer_is_a_clear_error_within_the_timeout(hostile_server: str,
-                                                           behaviour: str) -> None:
+def test_broken_answer_is_a_clear_error_within_the_timeout(
+    hostile_server: str, behaviour: str
+) -> None:
     started = time.monotonic()
     with pytest.raises(EndpointError, match=BROKEN_ANSWERS[behaviour]):
         client_for(hostile_server, behaviour).embed(["a", "b"])

@@ -1,8 +1,9 @@
 """OpenAI-compatible embeddings server over the real all-MiniLM-L6-v2, with fault modes.
 
 Used by the project's own tests as a system under test. Every route lives under a mode
-prefix (``/<mode>/v1/embeddings``, ``/<mode>/v1/models``): ``clean`` behaves correctly,
-the other modes reproduce real-world serving bugs. See ``MODES``.
+prefix (``/<mode>/v1/embeddings``, ``/<mode>/v1/models``, vLLM-style ``/<mode>/tokenize``):
+``clean`` behaves correctly, the other modes reproduce real-world serving bugs. See ``MODES``.
+Request parsing and validation live in ``model_server_api``.
 
 This module deliberately shares no code with the ``conformance`` package: the judge and
 the judged must not agree merely because they run the same code.
@@ -32,7 +33,17 @@ import numpy as np
 import torch
 from sentence_transformers import SentenceTransformer
 
-MODEL_ID = "all-MiniLM-L6-v2"
+from tests.support.model_server_api import (
+    MODEL_ID,
+    NATIVE_DIM,
+    VOCAB_SIZE,
+    ApiError,
+    Inputs,
+    check_content_type,
+    parse_embeddings_request,
+    parse_tokenize_request,
+)
+
 API_KEY = "secret"
 MODES: tuple[str, ...] = (
     "clean",
@@ -44,12 +55,19 @@ MODES: tuple[str, ...] = (
     "fault/padding-unmasked",
     "fault/noise",
     "fault/cross-talk",
+    "fault/dimensions-ignored",
+    "fault/dimensions-not-renormalized",
+    "fault/500-on-bad-input",
+    "fault/empty-input-200",
+    "fault/nan-whitespace",
+    "fault/token-ids-as-text",
+    "fault/token-ids-rejected",
     "auth",
     "html",
     "no-models",
 )
-MAX_INPUTS = 2048
 MAX_BODY_BYTES = 32 * 1024 * 1024
+MAX_SEQ_LENGTH = 256  # tokens; longer inputs (text or ids) are truncated
 CHUNK_ROWS = 32  # bounds peak memory of one forward pass
 CROSS_TALK_DELAY_S = 0.03
 HTML_PAGE = (
@@ -61,27 +79,6 @@ HTML_PAGE = (
 _SHARED_SLOT: list[bytes] = [b""]
 
 
-class ApiError(Exception):
-    """A client-visible failure, rendered as the OpenAI error envelope."""
-
-    def __init__(
-        self, status: int, message: str, param: str | None = None, code: str | None = None
-    ) -> None:
-        super().__init__(message)
-        self.status, self.message, self.param, self.code = status, message, param, code
-
-    def envelope(self) -> dict[str, Any]:
-        error_type = "server_error" if self.status >= 500 else "invalid_request_error"
-        return {
-            "error": {
-                "message": self.message,
-                "type": error_type,
-                "param": self.param,
-                "code": self.code,
-            }
-        }
-
-
 class Embedder:
     """The model plus the pooling variants the fault modes need."""
 
@@ -90,15 +87,54 @@ class Embedder:
         # Keep stdout clean: the fixture reads the LISTENING line from it.
         with contextlib.redirect_stdout(sys.stderr):
             self._model = SentenceTransformer(str(path), device="cpu")
+        # Validation and /tokenize hard-code these; a different model must fail loudly here.
+        # get_sentence_embedding_dimension was renamed (with a warning) in sentence-transformers 6.
+        dimension = getattr(self._model, "get_embedding_dimension", None)
+        dimension = dimension or self._model.get_sentence_embedding_dimension
+        expected = (VOCAB_SIZE, NATIVE_DIM, MAX_SEQ_LENGTH)
+        found = (self._model.tokenizer.vocab_size, dimension(), self._model.max_seq_length)
+        if found != expected:
+            raise RuntimeError(f"expected vocab/dim/max_seq_length {expected}, got {found}")
+        self.max_seq_length = MAX_SEQ_LENGTH
         # Torch and the Rust tokenizer are not safe to drive from many threads at once.
         self._lock = threading.Lock()
 
-    def _forward(self, texts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
+    def tokenize(self, text: str, add_special_tokens: bool) -> list[int]:
+        """The ids the text path embeds (with special tokens), untruncated as vLLM reports them."""
+        with self._lock:
+            ids = self._model.tokenizer.encode(text, add_special_tokens=add_special_tokens)
+        return [int(token) for token in ids]
+
+    def _text_features(self, texts: list[str]) -> dict[str, Any]:
+        try:
+            return cast(dict[str, Any], self._model.preprocess(texts))  # truncates too
+        except Exception as exc:  # untokenizable text is the client's fault, not a 500
+            raise ApiError(400, f"'input' could not be tokenized: {exc}", "input") from None
+
+    def _id_features(self, sequences: list[list[int]]) -> dict[str, Any]:
+        """What preprocess builds for text, from ids taken as given: 0-padded, one segment."""
+        sequences = [sequence[: self.max_seq_length] for sequence in sequences]
+        ids = torch.zeros((len(sequences), max(map(len, sequences))), dtype=torch.long)
+        mask = torch.zeros_like(ids)
+        for row, sequence in enumerate(sequences):
+            ids[row, : len(sequence)] = torch.tensor(sequence)
+            mask[row, : len(sequence)] = 1
+        return {
+            "input_ids": ids,
+            "token_type_ids": torch.zeros_like(ids),
+            "attention_mask": mask,
+            "modality": "text",
+        }
+
+    def _forward(self, inputs: Inputs) -> tuple[torch.Tensor, torch.Tensor]:
         """Token embeddings [B,T,H] and attention mask [B,T], padded to the longest input."""
         with self._lock, torch.inference_mode():
-            features = self._model.preprocess(texts)  # truncates to max_seq_length
+            if isinstance(inputs[0], list):
+                features = self._id_features(inputs)
+            else:
+                features = self._text_features(inputs)
             parts = []
-            for start in range(0, len(texts), CHUNK_ROWS):
+            for start in range(0, len(inputs), CHUNK_ROWS):
                 chunk = {
                     key: value[start : start + CHUNK_ROWS] if torch.is_tensor(value) else value
                     for key, value in features.items()
@@ -106,11 +142,17 @@ class Embedder:
                 parts.append(self._model[0](chunk)["token_embeddings"])
             return torch.cat(parts), features["attention_mask"]
 
-    def compute(self, mode: str, texts: list[str]) -> tuple[list[np.ndarray], int]:
+    def compute(
+        self, mode: str, inputs: Inputs, dimensions: int | None = None
+    ) -> tuple[list[np.ndarray], int]:
         """One array per input (a vector, or a token matrix for per-token) and the token count."""
-        tokens, mask = self._forward(texts)
+        if not inputs:  # only fault/empty-input-200 lets an empty batch through
+            return [], 0
+        if mode == "fault/token-ids-as-text":
+            inputs = [" ".join(map(str, x)) if isinstance(x, list) else x for x in inputs]
+        tokens, mask = self._forward(inputs)
         prompt_tokens = int(mask.sum())
-        if mode == "fault/per-token":
+        if mode == "fault/per-token":  # token matrices: `dimensions` has nothing to cut
             lengths = mask.sum(dim=1).tolist()
             return [tokens[i, :n].numpy() for i, n in enumerate(lengths)], prompt_tokens
         # The padding bug: pooling treats padding positions as real tokens.
@@ -119,10 +161,26 @@ class Embedder:
         pooled = (tokens * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1e-9)
         if mode != "fault/no-normalize":
             pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
+        if dimensions is not None and mode != "fault/dimensions-ignored":
+            pooled = _shorten(pooled, dimensions, mode)
         vectors = pooled.numpy()
         if mode == "fault/noise":
             vectors = _add_noise(vectors)
+        if mode == "fault/nan-whitespace":
+            vectors = _blank_rows_to_nan(inputs, vectors)
         return list(vectors), prompt_tokens
+
+
+def _shorten(pooled: torch.Tensor, dimensions: int, mode: str) -> torch.Tensor:
+    """OpenAI `dimensions`: keep the first d entries of the unit vector, then renormalize.
+
+    The result does not depend on the full vector's scale, so even fault/no-normalize
+    honours `dimensions` correctly: each fault mode plants exactly one bug.
+    """
+    shortened = pooled[:, :dimensions]
+    if mode == "fault/dimensions-not-renormalized":
+        return shortened
+    return torch.nn.functional.normalize(shortened, p=2, dim=1)
 
 
 def _add_noise(vectors: np.ndarray) -> np.ndarray:
@@ -132,43 +190,12 @@ def _add_noise(vectors: np.ndarray) -> np.ndarray:
     return cast(np.ndarray, noisy / np.linalg.norm(noisy, axis=1, keepdims=True))
 
 
-def parse_request(body: bytes) -> tuple[list[str], str]:
-    """Validate an embeddings request body; return (texts, encoding_format)."""
-    try:
-        request = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ApiError(400, f"Request body is not valid JSON: {exc}") from None
-    if not isinstance(request, dict):
-        raise ApiError(400, "Request body must be a JSON object")
-    model = request.get("model")
-    if not isinstance(model, str) or not model:
-        raise ApiError(400, "You must provide a model parameter", "model")
-    if model != MODEL_ID:
-        raise ApiError(404, f"The model '{model}' does not exist", "model", "model_not_found")
-    fmt = request.get("encoding_format")
-    fmt = "float" if fmt is None else fmt
-    if fmt not in ("float", "base64"):
-        message = f"Invalid encoding_format {fmt!r}: expected 'float' or 'base64'"
-        raise ApiError(400, message, "encoding_format")
-    return _parse_input(request.get("input")), cast(str, fmt)
-
-
-def _parse_input(value: object) -> list[str]:
-    items = [value] if isinstance(value, str) else value
-    if not isinstance(items, list):
-        raise ApiError(400, "'input' must be a string or a list of strings", "input")
-    if not items:
-        raise ApiError(400, "'input' must not be empty", "input")
-    if len(items) > MAX_INPUTS:
-        raise ApiError(400, f"'input' may hold at most {MAX_INPUTS} items", "input")
-    texts: list[str] = []
-    for item in items:
-        if not isinstance(item, str):
-            raise ApiError(400, "'input' items must be strings (token ids unsupported)", "input")
-        if not item:
-            raise ApiError(400, "'input' must not contain empty strings", "input")
-        texts.append(item)
-    return texts
+def _blank_rows_to_nan(inputs: Inputs, vectors: np.ndarray) -> np.ndarray:
+    """Engines that strip text and then mean-pool divide 0 by 0 on whitespace-only input."""
+    blank = [isinstance(x, str) and not x.strip() for x in inputs]
+    vectors = vectors.copy()  # the tensor's memory is not ours to scribble on
+    vectors[blank] = np.nan
+    return vectors
 
 
 def encode_vector(array: np.ndarray, fmt: str, mode: str) -> list[Any] | str:
@@ -197,6 +224,11 @@ def embeddings_payload(
 def models_payload() -> dict[str, Any]:
     model = {"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "test"}
     return {"object": "list", "data": [model]}
+
+
+def tokenize_payload(embedder: Embedder, prompt: str, add_special_tokens: bool) -> dict[str, Any]:
+    tokens = embedder.tokenize(prompt, add_special_tokens)
+    return {"count": len(tokens), "max_model_len": embedder.max_seq_length, "tokens": tokens}
 
 
 def _cross_talk(body: bytes) -> bytes:
@@ -238,21 +270,23 @@ class Handler(BaseHTTPRequestHandler):
             sys.stderr.write(f"{self.address_string()} - {format % args}\n")
 
     def _dispatch(self) -> None:
+        mode, route = split_path(urlsplit(self.path).path)
         try:
             body = self._read_body()
-            mode, route = split_path(urlsplit(self.path).path)
             if mode == "html":  # a captive portal answers everything with a page
                 self._send(200, HTML_PAGE, "text/html; charset=utf-8")
                 return
             self._route(mode, route, body)
         except ApiError as err:
+            if mode == "fault/500-on-bad-input" and err.status == 400:
+                err = ApiError(500, "Internal Server Error")  # validation that crashes instead
             self._send_json(err.status, err.envelope())
         except Exception as exc:  # a crash must still answer in the envelope
             self.log_error("internal error: %r", exc)
             self._send_json(500, ApiError(500, f"Internal error: {exc}").envelope())
 
     def _route(self, mode: str | None, route: str, body: bytes) -> None:
-        if mode is None or route not in ("/v1/embeddings", "/v1/models"):
+        if mode is None or route not in ("/v1/embeddings", "/v1/models", "/tokenize"):
             raise ApiError(404, f"Unknown route: {self.command} {self.path}")
         if mode == "auth" and self.headers.get("Authorization", "") != f"Bearer {API_KEY}":
             raise ApiError(401, "Incorrect API key provided", None, "invalid_api_key")
@@ -263,13 +297,22 @@ class Handler(BaseHTTPRequestHandler):
             self._send_json(200, models_payload())
             return
         self._require_method("POST")
-        texts, fmt = parse_request(body)
+        check_content_type(self.headers.get("Content-Type"))
         embedder = cast(ModelServer, self.server).embedder
-        arrays, prompt_tokens = embedder.compute(mode, texts)
-        payload = json.dumps(embeddings_payload(mode, arrays, fmt, prompt_tokens)).encode()
+        if route == "/tokenize":
+            self._send_json(200, tokenize_payload(embedder, *parse_tokenize_request(body)))
+            return
+        request = parse_embeddings_request(
+            body,
+            token_ids=mode != "fault/token-ids-rejected",
+            empty_batch=mode == "fault/empty-input-200",
+        )
+        arrays, prompt_tokens = embedder.compute(mode, request.inputs, request.dimensions)
+        payload = embeddings_payload(mode, arrays, request.encoding_format, prompt_tokens)
+        encoded = json.dumps(payload).encode()  # NaN stays the (non-standard) literal NaN
         if mode == "fault/cross-talk":
-            payload = _cross_talk(payload)
-        self._send(200, payload, "application/json")
+            encoded = _cross_talk(encoded)
+        self._send(200, encoded, "application/json")
 
     def _require_method(self, method: str) -> None:
         if self.command != method:

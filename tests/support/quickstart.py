@@ -14,7 +14,10 @@ from tests.support.server_process import running_server
 
 
 def main() -> int:
-    with running_server("tests.support.model_server") as base_url, tempfile.TemporaryDirectory() as empty_dir:
+    with (
+        running_server("tests.support.model_server") as base_url,
+        tempfile.TemporaryDirectory() as empty_dir,
+    ):
         endpoint = f"{base_url}/clean"
         print(f"$ pytest --endpoint {endpoint} --expect-dim 384   (in {empty_dir})", flush=True)
         command = [
