@@ -11,6 +11,7 @@ import sys
 
 from conformance import __version__
 from conformance.requirements import CATALOGUE
+from conformance.server.main import add_serve_arguments
 
 
 def _requirements(args: argparse.Namespace) -> int:
@@ -26,6 +27,19 @@ def _run(args: argparse.Namespace) -> int:
     import pytest
 
     return int(pytest.main(["--endpoint", args.endpoint, *args.pytest_args]))
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from conformance.server.main import serve
+
+    return serve(args)
+
+
+def _worker(args: argparse.Namespace) -> int:
+    from conformance.server.worker import main as worker_main
+
+    worker_main(args.worker_args)
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,6 +58,14 @@ def build_parser() -> argparse.ArgumentParser:
         "pytest_args", nargs=argparse.REMAINDER, help="further pytest options, e.g. --model NAME -x"
     )
     run.set_defaults(handler=_run)
+    serve = commands.add_parser("serve", help="run the bundled reference server")
+    add_serve_arguments(serve)
+    serve.set_defaults(handler=_serve)
+    worker = commands.add_parser(
+        "worker", help="run a model worker for a remote 'serve'", add_help=False
+    )
+    worker.add_argument("worker_args", nargs=argparse.REMAINDER, help="see 'worker --help'")
+    worker.set_defaults(handler=_worker)
     return parser
 
 

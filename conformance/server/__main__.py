@@ -1,0 +1,5 @@
+import sys
+
+from conformance.server.main import main
+
+sys.exit(main())

@@ -1,0 +1,55 @@
+"""Engines compute embeddings inside a worker; the worker and frontend never see the model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+Matrix = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True)
+class EngineOutput:
+    """Vectors for a batch: ``rows[i]`` consecutive rows of ``matrix`` belong to input i
+    (1 for a pooled embedding; one per token for the per-token fault)."""
+
+    matrix: Matrix  # float32 [sum(rows), dim]
+    rows: list[int]
+    prompt_tokens: int
+
+
+class Engine(Protocol):
+    """What a worker needs from a model runtime."""
+
+    model_name: str
+    dimension: int
+    max_tokens: int
+    vocab_size: int
+
+    def embed_texts(self, texts: list[str]) -> EngineOutput: ...
+
+    def embed_tokens(self, ids: list[list[int]]) -> EngineOutput: ...
+
+    def tokenize(self, text: str) -> list[int]:
+        """Token ids with the model's special tokens, as the text path sees them."""
+        ...
+
+
+ENGINE_FAULTS = ("per-token", "no-normalize", "cls-pooling", "padding-unmasked")
+
+
+def load_engine(name: str, model: str | None, fault: str | None) -> Engine:
+    """Build the named engine; ``fault`` selects an engine-level bug (see ENGINE_FAULTS)."""
+    if name == "sentence-transformers":
+        from conformance.server.engines.sentence_transformers import SentenceTransformersEngine
+
+        return SentenceTransformersEngine(model, fault)
+    if name == "vllm":
+        from conformance.server.engines.vllm import VllmEngine  # type: ignore[import-not-found,unused-ignore]
+
+        engine: Engine = VllmEngine(model, fault)
+        return engine
+    raise ValueError(f"unknown engine {name!r} (sentence-transformers or vllm)")

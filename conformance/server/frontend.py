@@ -1,0 +1,195 @@
+"""The HTTP frontend (Starlette on uvicorn): OpenAI-compatible routes over the worker pool."""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from conformance.server import transports
+from conformance.server.api import (
+    ApiError,
+    ModelInfo,
+    check_content_type,
+    parse_embeddings_request,
+    parse_tokenize_request,
+)
+from conformance.server.pool import Reply, WorkerGone, WorkerPool
+from conformance.server.responses import embeddings_body, error_body
+
+JSON = "application/json"
+CROSS_TALK_DELAY = 0.03
+
+
+@dataclass(frozen=True)
+class FrontendConfig:
+    api_key: str | None
+    fault: str | None
+    announce: str | None  # printed once the workers are ready (e.g. the URL)
+
+
+def json_response(body: bytes, status: int = 200) -> Response:
+    return Response(body, status_code=status, media_type=JSON)
+
+
+def api_error(error: ApiError, fault: str | None) -> Response:
+    status = error.status
+    if fault == "500-on-bad-input" and status == 400:
+        return json_response(error_body(500, "Internal Server Error"), 500)
+    return json_response(error_body(status, error.message, error.param, error.code), status)
+
+
+class Frontend:
+    def __init__(self, pool: WorkerPool, config: FrontendConfig) -> None:
+        self.pool, self.config = pool, config
+        self._shared_slot = b""  # the cross-talk fault's one buffer for everybody
+
+    @property
+    def model(self) -> ModelInfo:
+        assert self.pool.model_info is not None
+        return self.pool.model_info
+
+    def _authorized(self, request: Request) -> bool:
+        if not self.config.api_key:
+            return True
+        given = request.headers.get("authorization", "")
+        return hmac.compare_digest(given.encode(), f"Bearer {self.config.api_key}".encode())
+
+    async def embeddings(self, request: Request) -> Response:
+        try:
+            self._check_request(request)
+            parsed = parse_embeddings_request(await request.body(), self.model)
+        except ApiError as error:
+            return api_error(error, self.config.fault)
+        key = "ids" if isinstance(parsed.inputs[0], list) else "texts"
+        header = {"op": "embed", key: parsed.inputs, "dimensions": parsed.dimensions}
+        reply = await self._ask(header)
+        if isinstance(reply, Response):
+            return reply
+        try:
+            body = self._render(reply, parsed.encoding_format)
+        except transports.TransportError as exc:
+            return json_response(error_body(500, f"bad worker answer: {exc}"), 500)
+        if self.config.fault == "cross-talk":
+            body = await self._cross_talk(body)
+        return json_response(body)
+
+    def _check_request(self, request: Request) -> None:
+        if not self._authorized(request):
+            raise ApiError(401, "Incorrect API key provided", None, "invalid_api_key")
+        check_content_type(request.headers.get("content-type"))
+
+    async def _ask(self, header: dict[str, Any]) -> Reply | Response:
+        try:
+            reply = await self.pool.request(header)
+        except WorkerGone as exc:
+            message = f"{exc} while serving this request; retry"
+            return json_response(error_body(503, message, None, "worker_unavailable"), 503)
+        if not reply.header.get("ok"):
+            return json_response(error_body(500, reply.header.get("message", "worker error")), 500)
+        return reply
+
+    def _render(self, reply: Reply, encoding_format: str) -> bytes:
+        header = reply.header
+        items: list[bytes] | None = None
+        matrix: transports.Matrix | None
+        if header["transport"] == "shm":
+            handle = transports.validate_handle(header["shm"], self.pool.prefix)
+            matrix = transports.read_segment(handle, unlink=self.config.fault != "leak-shm")
+        else:
+            items = reply.frames
+            needs_matrix = encoding_format == "float" or self.config.fault in (
+                "base64-ignored",
+                "big-endian-base64",
+                "float16-base64",
+            )
+            matrix = transports.decode_items(items, header["dim"]) if needs_matrix else None
+        return embeddings_body(
+            model=self.model.name,
+            encoding_format=encoding_format,
+            rows=header["rows"],
+            matrix=matrix,
+            items=items,
+            prompt_tokens=header["prompt_tokens"],
+            fault=self.config.fault,
+        )
+
+    async def _cross_talk(self, body: bytes) -> bytes:
+        self._shared_slot = body
+        await asyncio.sleep(CROSS_TALK_DELAY)  # meanwhile another request overwrites the slot
+        return self._shared_slot
+
+    async def tokenize(self, request: Request) -> Response:
+        try:
+            self._check_request(request)
+            prompt, _ = parse_tokenize_request(await request.body(), self.model)
+        except ApiError as error:
+            return api_error(error, self.config.fault)
+        reply = await self._ask({"op": "tokenize", "text": prompt})
+        if isinstance(reply, Response):
+            return reply
+        tokens = reply.header["tokens"]
+        document = {"count": len(tokens), "max_model_len": self.model.max_tokens, "tokens": tokens}
+        return json_response(orjson.dumps(document))
+
+    async def models(self, request: Request) -> Response:
+        if not self._authorized(request):
+            return api_error(
+                ApiError(401, "Incorrect API key provided", None, "invalid_api_key"), None
+            )
+        model = {
+            "id": self.model.name,
+            "object": "model",
+            "created": 0,
+            "owned_by": "embedding-conformance",
+        }
+        return json_response(orjson.dumps({"object": "list", "data": [model]}))
+
+    async def health(self, request: Request) -> Response:
+        ready = sum(1 for worker in self.pool.workers.values() if worker.ready)
+        return json_response(orjson.dumps({"status": "ok", "workers": ready}))
+
+
+async def http_error(request: Request, exc: Exception) -> Response:
+    """Unknown routes and methods answer with the OpenAI envelope too."""
+    status = exc.status_code if isinstance(exc, HTTPException) else 500
+    detail = exc.detail if isinstance(exc, HTTPException) else "Internal Server Error"
+    return json_response(error_body(status, str(detail)), status)
+
+
+def build_app(pool: WorkerPool, config: FrontendConfig) -> Starlette:
+    frontend = Frontend(pool, config)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await pool.start()
+        if config.announce:
+            print(config.announce, flush=True)
+        try:
+            yield
+        finally:
+            await pool.stop()
+            print("embedding-conformance server stopped", file=sys.stderr, flush=True)
+
+    routes = [
+        Route("/v1/embeddings", frontend.embeddings, methods=["POST"]),
+        Route("/v1/models", frontend.models, methods=["GET"]),
+        Route("/tokenize", frontend.tokenize, methods=["POST"]),
+        Route("/health", frontend.health, methods=["GET"]),
+    ]
+    return Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers={HTTPException: http_error, Exception: http_error},
+    )

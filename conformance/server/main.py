@@ -1,0 +1,90 @@
+"""``embedding-conformance serve``: the frontend plus N local workers, until SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import tempfile
+
+from conformance.server.faults import FAULTS, check_fault
+
+TRANSPORTS = ("base64", "shm", "auto")
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    faults = "; ".join(f"{f.name}: {f.mirrors}" for f in FAULTS.values())
+    parser.add_argument("--host", default="127.0.0.1", help="interface to listen on")
+    parser.add_argument("--port", type=int, default=8000, help="HTTP port (0: pick a free one)")
+    parser.add_argument(
+        "--model",
+        default=None,
+        help="model name or local folder (default: the bundled all-MiniLM-L6-v2)",
+    )
+    parser.add_argument(
+        "--engine",
+        default="sentence-transformers",
+        choices=("sentence-transformers", "vllm"),
+        help="model runtime",
+    )
+    parser.add_argument(
+        "--transport",
+        default="auto",
+        choices=TRANSPORTS,
+        help="how workers hand the matrix over: base64 over the wire, POSIX "
+        "shared memory, or auto (shm when a start-up probe proves both "
+        "processes share /dev/shm)",
+    )
+    parser.add_argument("--workers", type=int, default=1, help="local worker processes")
+    parser.add_argument(
+        "--worker-address",
+        default=None,
+        help="ZeroMQ address the frontend binds for workers (default: a local "
+        "IPC socket; tcp://0.0.0.0:5555 lets remote workers join with "
+        "'embedding-conformance worker --connect tcp://HOST:5555')",
+    )
+    parser.add_argument(
+        "--api-key",
+        default=os.environ.get("EMBEDDINGS_SERVER_API_KEY"),
+        help="require 'Authorization: Bearer KEY' (env EMBEDDINGS_SERVER_API_KEY)",
+    )
+    parser.add_argument(
+        "--fault",
+        default=None,
+        choices=sorted(FAULTS),
+        metavar="NAME",
+        help=f"plant a real-world bug: {faults}",
+    )
+
+
+def serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from conformance.server.frontend import FrontendConfig, build_app
+    from conformance.server.pool import WorkerPool
+
+    check_fault(args.fault)
+    listener = socket.create_server((args.host, args.port))
+    host, port = listener.getsockname()[:2]
+    address = args.worker_address or f"ipc://{tempfile.gettempdir()}/ecf-{os.getpid()}.sock"
+    pool = WorkerPool(
+        address=address,
+        workers=args.workers,
+        engine=args.engine,
+        model=args.model,
+        fault=args.fault,
+        transport=args.transport,
+    )
+    config = FrontendConfig(args.api_key, args.fault, announce=f"LISTENING http://{host}:{port}")
+    app = build_app(pool, config)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5))
+    server.run(sockets=[listener])
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="embedding-conformance serve", description="The bundled reference embeddings server."
+    )
+    add_serve_arguments(parser)
+    return serve(parser.parse_args(argv))

@@ -1,0 +1,203 @@
+"""The frontend's side of the request plane: starts workers, spreads requests, survives deaths.
+
+One ZeroMQ ROUTER socket (IPC on one node, TCP across nodes) talks to every worker. Requests
+go to the ready worker with the fewest in flight. A worker that dies fails its in-flight
+requests (the frontend answers 503) and is restarted; requests nobody waits for any more have
+their shared-memory segment unlinked on arrival.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import secrets
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from multiprocessing import shared_memory
+from typing import Any
+
+import zmq
+import zmq.asyncio
+
+from conformance.server import transports
+from conformance.server.api import ModelInfo
+
+START_TIMEOUT = 600.0  # a cold vLLM start compiles for minutes
+SHM_TTL = 60.0
+
+
+class WorkerGone(Exception):
+    """The worker holding a request died before answering."""
+
+
+@dataclass
+class WorkerState:
+    identity: bytes
+    process: subprocess.Popen[bytes] | None  # None for a remote worker
+    slot: int
+    ready: bool = False
+    shm: bool = False
+    pending: set[str] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class Reply:
+    header: dict[str, Any]
+    frames: list[bytes]
+
+
+class WorkerPool:
+    def __init__(
+        self,
+        *,
+        address: str,
+        workers: int,
+        engine: str,
+        model: str | None,
+        fault: str | None,
+        transport: str,
+    ) -> None:
+        self.address, self.count = address, workers
+        self.engine, self.model, self.fault, self.transport = engine, model, fault, transport
+        self.prefix = transports.new_prefix()
+        self.model_info: ModelInfo | None = None
+        self.workers: dict[bytes, WorkerState] = {}
+        self._futures: dict[str, asyncio.Future[Reply]] = {}
+        self._ids = itertools.count()
+        self._generation = itertools.count()
+        self._probe: shared_memory.SharedMemory | None = None
+        self._nonce = secrets.token_hex(8)
+        self._socket = zmq.asyncio.Context.instance().socket(zmq.ROUTER)
+        self._tasks: list[asyncio.Task[None]] = []
+        self._ready = asyncio.Event()
+
+    async def start(self) -> None:
+        self._socket.setsockopt(zmq.LINGER, 0)
+        self._socket.bind(self.address)
+        if self.transport != "base64":
+            self._probe = self._make_probe()
+        self._tasks = [asyncio.create_task(self._receive()), asyncio.create_task(self._watch())]
+        for slot in range(self.count):
+            self._spawn(slot)
+        await asyncio.wait_for(self._ready.wait(), START_TIMEOUT)
+
+    def _make_probe(self) -> shared_memory.SharedMemory:
+        probe = shared_memory.SharedMemory(create=True, size=64, name=f"{self.prefix}probe")
+        probe.buf[: len(self._nonce)] = self._nonce.encode()  # type: ignore[index]
+        return probe
+
+    def _spawn(self, slot: int) -> None:
+        identity = f"w{slot}-{next(self._generation)}".encode()
+        command = [
+            sys.executable,
+            "-m",
+            "conformance.server.worker",
+            "--connect",
+            self.address,
+            "--identity",
+            identity.decode(),
+            "--engine",
+            self.engine,
+        ]
+        command += ["--model", self.model] if self.model else []
+        command += ["--fault", self.fault] if self.fault else []
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+        self.workers[identity] = WorkerState(identity, process, slot)
+
+    async def request(self, header: dict[str, Any]) -> Reply:
+        """Send to the least busy ready worker and wait for its answer."""
+        await asyncio.wait_for(self._ready.wait(), START_TIMEOUT)
+        worker = min((w for w in self.workers.values() if w.ready), key=lambda w: len(w.pending))
+        request_id = str(next(self._ids))
+        transport = "shm" if worker.shm and self.transport != "base64" else "base64"
+        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+        self._futures[request_id] = future
+        worker.pending.add(request_id)
+        message = {**header, "id": request_id, "transport": transport}
+        await self._socket.send_multipart([worker.identity, json.dumps(message).encode()])
+        try:
+            return await future
+        finally:
+            worker.pending.discard(request_id)
+            self._futures.pop(request_id, None)
+
+    async def _receive(self) -> None:
+        while True:
+            identity, raw, *frames = await self._socket.recv_multipart()
+            header = json.loads(raw)
+            if header["op"] == "ready":
+                await self._configure(identity, header)
+            elif header["op"] == "configured":
+                self._mark_ready(identity, header)
+            else:
+                self._deliver(Reply(header, frames))
+
+    async def _configure(self, identity: bytes, header: dict[str, Any]) -> None:
+        if identity not in self.workers:  # a remote worker joining over TCP
+            self.workers[identity] = WorkerState(identity, None, -1)
+        self.model_info = ModelInfo(
+            header["model"], header["dimension"], header["vocab_size"], header["max_tokens"]
+        )
+        probe = {"name": self._probe.name, "nonce": self._nonce} if self._probe else None
+        config = {"op": "config", "prefix": self.prefix, "probe": probe, "ttl": SHM_TTL}
+        await self._socket.send_multipart([identity, json.dumps(config).encode()])
+
+    def _mark_ready(self, identity: bytes, header: dict[str, Any]) -> None:
+        worker = self.workers[identity]
+        worker.ready, worker.shm = True, bool(header["shm"])
+        if self.transport == "shm" and not worker.shm:
+            print(
+                f"worker {identity.decode()} does not share /dev/shm: using base64", file=sys.stderr
+            )
+        self._ready.set()
+
+    def _deliver(self, reply: Reply) -> None:
+        future = self._futures.get(reply.header.get("id", ""))
+        if future is None or future.done():  # nobody waits: free what the answer holds
+            discard(reply, self.prefix)
+            return
+        future.set_result(reply)
+
+    async def _watch(self) -> None:
+        """Notice dead local workers: fail their requests, start a replacement."""
+        while True:
+            await asyncio.sleep(0.2)
+            for identity, worker in list(self.workers.items()):
+                if worker.process is None or worker.process.poll() is None:
+                    continue
+                del self.workers[identity]
+                for request_id in worker.pending:
+                    future = self._futures.get(request_id)
+                    if future is not None and not future.done():
+                        future.set_exception(WorkerGone(f"worker {identity.decode()} died"))
+                if not any(w.ready for w in self.workers.values()):
+                    self._ready.clear()
+                self._spawn(worker.slot)
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for worker in self.workers.values():
+            if worker.process is not None:
+                worker.process.terminate()
+        for worker in self.workers.values():
+            if worker.process is not None:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    worker.process.wait(timeout=10)
+                if worker.process.poll() is None:
+                    worker.process.kill()
+        if self._probe is not None:
+            self._probe.close()
+            self._probe.unlink()
+        transports.sweep(self.prefix)  # the frontend owns cleanup: nothing may outlive us
+        self._socket.close()
+
+
+def discard(reply: Reply, prefix: str) -> None:
+    handle = reply.header.get("shm")
+    if isinstance(handle, dict):
+        with contextlib.suppress(transports.TransportError):
+            transports.discard_segment(transports.validate_handle(handle, prefix).name)

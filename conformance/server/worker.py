@@ -1,0 +1,181 @@
+"""A worker process: holds the model, answers the frontend over ZeroMQ (local IPC or TCP).
+
+Protocol (multipart messages on a DEALER socket; the frontend's ROUTER adds our identity):
+  worker -> frontend  [header]                      op 'ready' with the model's facts
+  frontend -> worker  [header]                      op 'config': shm prefix and a probe segment
+  worker -> frontend  [header]                      op 'configured': can we see that segment?
+  frontend -> worker  [header]                      op 'embed' or 'tokenize', with a request id
+  worker -> frontend  [header, item, item, ...]     base64 transport: one item per input
+  worker -> frontend  [header]                      shm transport: the handle is in the header
+Headers are JSON objects.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+from multiprocessing import shared_memory
+from typing import Any
+
+import numpy as np
+
+from conformance.server import transports
+from conformance.server.engines import ENGINE_FAULTS, Engine, EngineOutput, load_engine
+from conformance.server.faults import check_fault
+
+REAP_INTERVAL = 5.0
+
+
+def shape_output(
+    output: EngineOutput, dimensions: int | None, fault: str | None, rng: np.random.Generator
+) -> EngineOutput:
+    """Apply 'dimensions' (truncate, then renormalize) and the worker-level faults."""
+    matrix = output.matrix
+    pooled = all(count == 1 for count in output.rows)
+    if dimensions is not None and pooled and fault != "dimensions-ignored":
+        matrix = matrix[:, :dimensions]
+        if fault != "dimensions-not-renormalized":
+            matrix = _unit_rows(matrix)
+    if fault == "noise":
+        matrix = _unit_rows(matrix + rng.normal(0.0, 1e-3, matrix.shape).astype(np.float32))
+    return EngineOutput(
+        np.ascontiguousarray(matrix, dtype=np.float32), output.rows, output.prompt_tokens
+    )
+
+
+def _unit_rows(matrix: transports.Matrix) -> transports.Matrix:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return (matrix / np.where(norms == 0, 1.0, norms)).astype(np.float32)
+
+
+def probe_segment(name: str, nonce: str) -> bool:
+    """True when this process sees the frontend's probe segment: /dev/shm is shared."""
+    try:
+        segment = shared_memory.SharedMemory(name=name)
+    except (FileNotFoundError, OSError, ValueError):
+        return False
+    try:
+        return bytes(segment.buf[: len(nonce)]) == nonce.encode()  # type: ignore[index]
+    finally:
+        segment.close()
+        # Opening registered it with our resource tracker; the frontend owns it.
+        transports.resource_tracker.unregister(segment._name, "shared_memory")  # type: ignore[attr-defined]
+
+
+class Worker:
+    def __init__(self, engine: Engine, fault: str | None) -> None:
+        self.engine = engine
+        self.fault = fault
+        self.prefix: str | None = None
+        self.use_shm = False
+        self.rng = np.random.default_rng()
+
+    def ready(self) -> dict[str, Any]:
+        e = self.engine
+        return {
+            "op": "ready",
+            "pid": os.getpid(),
+            "model": e.model_name,
+            "dimension": e.dimension,
+            "vocab_size": e.vocab_size,
+            "max_tokens": e.max_tokens,
+        }
+
+    def configure(self, header: dict[str, Any]) -> dict[str, Any]:
+        self.prefix = header["prefix"]
+        probe = header.get("probe")
+        self.use_shm = probe is not None and probe_segment(probe["name"], probe["nonce"])
+        if self.fault != "leak-shm":
+            threading.Thread(target=self._reap_forever, args=(header["ttl"],), daemon=True).start()
+        return {"op": "configured", "shm": self.use_shm}
+
+    def _reap_forever(self, ttl: float) -> None:
+        assert self.prefix is not None
+        while True:
+            threading.Event().wait(REAP_INTERVAL)
+            transports.reap(self.prefix, ttl)
+
+    def handle(self, header: dict[str, Any]) -> list[bytes]:
+        """The reply frames for one request; errors become an error header."""
+        reply: dict[str, Any] = {"op": header["op"], "id": header["id"], "ok": True}
+        try:
+            if header["op"] == "tokenize":
+                return [_dump({**reply, "tokens": self.engine.tokenize(header["text"])})]
+            return self._embed(header, reply)
+        except Exception as exc:  # report, don't die: the frontend answers 500
+            return [_dump({**reply, "ok": False, "message": f"{type(exc).__name__}: {exc}"})]
+
+    def _embed(self, header: dict[str, Any], reply: dict[str, Any]) -> list[bytes]:
+        if "ids" in header:
+            output = self.engine.embed_tokens(header["ids"])
+        else:
+            output = self.engine.embed_texts(header["texts"])
+        output = shape_output(output, header.get("dimensions"), self.fault, self.rng)
+        reply.update(
+            rows=output.rows, dim=int(output.matrix.shape[1]), prompt_tokens=output.prompt_tokens
+        )
+        if header.get("transport") == "shm" and self.use_shm and self.prefix:
+            handle = transports.write_segment(output.matrix, self.prefix)
+            return [_dump({**reply, "transport": "shm", "shm": handle.as_dict()})]
+        items = transports.encode_items(output.matrix, output.rows)
+        return [_dump({**reply, "transport": "base64"}), *items]
+
+
+def _dump(header: dict[str, Any]) -> bytes:
+    return json.dumps(header).encode()
+
+
+def serve(
+    address: str, identity: str, engine_name: str, model: str | None, fault: str | None
+) -> None:
+    import zmq
+
+    check_fault(fault)
+    engine = load_engine(engine_name, model, fault if fault in ENGINE_FAULTS else None)
+    worker = Worker(engine, fault)
+    socket: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.DEALER)
+    socket.setsockopt(zmq.IDENTITY, identity.encode())
+    socket.setsockopt(zmq.LINGER, 0)
+    socket.connect(address)
+    socket.send_multipart([_dump(worker.ready())])
+    while True:
+        header = json.loads(socket.recv_multipart()[0])
+        if header["op"] == "stop":
+            return
+        if header["op"] == "config":
+            socket.send_multipart([_dump(worker.configure(header))])
+            continue
+        socket.send_multipart(worker.handle(header))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="embedding-conformance worker", description="A model worker for the reference server."
+    )
+    parser.add_argument(
+        "--connect", required=True, help="the frontend's worker address, e.g. tcp://host:5555"
+    )
+    parser.add_argument(
+        "--identity",
+        default=f"remote-{os.getpid()}",
+        help="a name unique among the frontend's workers",
+    )
+    parser.add_argument(
+        "--engine",
+        default="sentence-transformers",
+        choices=("sentence-transformers", "vllm"),
+        help="model runtime",
+    )
+    parser.add_argument("--model", default=None, help="model name or local folder")
+    parser.add_argument("--fault", default=None, help="plant a bug (see 'serve --help')")
+    args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    serve(args.connect, args.identity, args.engine, args.model, args.fault)
+
+
+if __name__ == "__main__":
+    main()
