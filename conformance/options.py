@@ -79,8 +79,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "--endpoint",
         ("EMBEDDINGS_ENDPOINT",),
         metavar="URL",
-        help="Endpoint to test: a base URL with or without /v1 (http://host:8000), or the full "
-        "embeddings URL for servers that mount it elsewhere. Giving it activates the suite.",
+        help="Endpoint to test: a base URL with or without /v1 (http://host:8000), the full "
+        "embeddings URL for servers that mount it elsewhere, or builtin[:base64|:shm] to run "
+        "the bundled reference server. Giving it activates the suite.",
     ),
     OptionSpec(
         "model",
@@ -304,10 +305,11 @@ def endpoint_given(config: pytest.Config) -> bool:
     return raw_value(config, OPTIONS[0]) is not None
 
 
-def resolve_settings(config: pytest.Config) -> Settings:
+def resolve_settings(config: pytest.Config, endpoint: str | None = None) -> Settings:
+    """All options; ``endpoint`` replaces the given one (the built-in server's real URL)."""
     values = {spec.dest: resolve_value(config, spec) for spec in OPTIONS}
     return Settings(
-        endpoint=parse_endpoint(values["endpoint"]),
+        endpoint=parse_endpoint(endpoint or values["endpoint"]),
         model=values["model"],
         api_key=values["api_key"],
         request_timeout=values["request_timeout"],

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from conformance import __version__
+from conformance.builtin import BuiltinServer, builtin_transport
 from conformance.client import EmbeddingsClient
-from conformance.options import add_options, endpoint_given, resolve_settings
+from conformance.options import OPTIONS, add_options, endpoint_given, raw_value, resolve_settings
 from conformance.preflight import PreflightError, check_embeddings_route, discover_model
 from conformance.reporting.summary import (
     final_line,
@@ -27,6 +29,8 @@ from conformance.requirements import BY_ID, in_profile
 from conformance.run import RUN_KEY, ConformanceRun
 
 SUITE_DIR = Path(__file__).parent / "suite"
+BUILTIN_KEY = pytest.StashKey[BuiltinServer]()
+BUILTIN_URL_KEY = "conformance_builtin_url"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -39,12 +43,40 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     if not endpoint_given(config):
         return
-    run = config.stash[RUN_KEY] = ConformanceRun(resolve_settings(config))
+    run = config.stash[RUN_KEY] = ConformanceRun(resolve_settings(config, _builtin_url(config)))
     config.pluginmanager.register(VerdictRecorder(run), "conformance-verdicts")
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         # No paths named: run the packaged suite, not the project's own tests.
         config.args = [str(SUITE_DIR)]
     config.pluginmanager.import_plugin("conformance.suite.fixtures")
+
+
+def _builtin_url(config: pytest.Config) -> str | None:
+    """Start the bundled server for '--endpoint builtin...' (once: xdist workers reuse it)."""
+    transport = builtin_transport(raw_value(config, OPTIONS[0]) or "")
+    if transport is None:
+        return None
+    worker_input = getattr(config, "workerinput", None)
+    if worker_input is not None:
+        return str(worker_input[BUILTIN_URL_KEY])
+    if config.option.collectonly:
+        return "http://builtin.invalid"  # collecting needs no server
+    server = config.stash[BUILTIN_KEY] = BuiltinServer(transport)
+    return server.start()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist: hand the built-in server's URL to every worker."""
+    run = _run(node.config)
+    if run is not None:
+        node.workerinput[BUILTIN_URL_KEY] = run.settings.endpoint.embeddings_url
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    server = config.stash.get(BUILTIN_KEY, None)
+    if server is not None:
+        server.stop()
 
 
 def _run(config: pytest.Config) -> ConformanceRun | None:

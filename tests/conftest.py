@@ -1,8 +1,9 @@
-"""Shared fixtures of the project's own tests."""
+"""Shared fixtures of the project's own tests: the bundled reference server, a hostile server."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 
 import pytest
 
@@ -10,11 +11,25 @@ from tests.support.server_process import running_server
 
 pytest_plugins = ["pytester"]
 
+API_KEY = "secret-test-key"
+
+
+def reference_server(*args: str) -> AbstractContextManager[str]:
+    """The bundled server (`python -m conformance.server --port 0 ...`) for a with-block."""
+    return running_server("conformance.server", *args)
+
 
 @pytest.fixture(scope="session")
-def model_server() -> Iterator[str]:
-    """Base URL of a real server over all-MiniLM-L6-v2 (routes under /<mode>/v1/...)."""
-    with running_server("tests.support.model_server") as base_url:
+def clean_server() -> Iterator[str]:
+    """A correct reference server (transport auto: shared memory on this machine)."""
+    with reference_server() as base_url:
+        yield base_url
+
+
+@pytest.fixture(scope="session")
+def auth_server() -> Iterator[str]:
+    """A correct reference server that requires 'Authorization: Bearer <API_KEY>'."""
+    with reference_server("--api-key", API_KEY) as base_url:
         yield base_url
 
 

@@ -39,10 +39,10 @@ def test_console_script_is_installed() -> None:
     assert "usage: embedding-conformance" in completed.stdout
 
 
-def test_run_is_pytest_with_an_endpoint(model_server: str, tmp_path: Path) -> None:
+def test_run_is_pytest_with_an_endpoint(clean_server: str, tmp_path: Path) -> None:
     script = Path(sys.executable).parent / "embedding-conformance"
     completed = subprocess.run(
-        [str(script), "run", f"{model_server}/clean", "--conformance-profile", "core", "-q"],
+        [str(script), "run", clean_server, "--conformance-profile", "core", "-q"],
         capture_output=True,
         text=True,
         cwd=tmp_path,

@@ -166,9 +166,9 @@ def test_must_failure(expect):
 """
 
 
-def test_verdicts_warnings_and_exit_codes(model_server: str, pytester: pytest.Pytester) -> None:
+def test_verdicts_warnings_and_exit_codes(clean_server: str, pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_verdicts=VERDICTS_FILE)
-    endpoint = f"{model_server}/clean"
+    endpoint = clean_server
     should_only = pytester.runpytest_subprocess(
         "--endpoint", endpoint, "test_verdicts.py", "-k", "not must", "--junitxml", "junit.xml"
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
+from tests.conftest import API_KEY
 from tests.support.suite_runner import SuiteRun, run_suite
 
 USAGE_ERROR = 4
@@ -30,16 +31,16 @@ def test_refused_connection(tmp_path: Path) -> None:
     assert_one_clear_error(run, "no usable answer from the endpoint", "Connection refused")
 
 
-def test_missing_credentials(model_server: str, tmp_path: Path) -> None:
-    run = run_suite(tmp_path, "--endpoint", f"{model_server}/auth")
+def test_missing_credentials(auth_server: str, tmp_path: Path) -> None:
+    run = run_suite(tmp_path, "--endpoint", auth_server)
     assert_one_clear_error(run, "HTTP 401", "--api-key", "EMBEDDINGS_API_KEY")
 
 
-def test_wrong_credentials_are_never_printed(model_server: str, tmp_path: Path) -> None:
+def test_wrong_credentials_are_never_printed(auth_server: str, tmp_path: Path) -> None:
     run = run_suite(
         tmp_path,
         "--endpoint",
-        f"{model_server}/auth",
+        auth_server,
         "--model",
         "all-MiniLM-L6-v2",
         env={"EMBEDDINGS_API_KEY": "sk-wrong-key-4711"},
@@ -48,54 +49,54 @@ def test_wrong_credentials_are_never_printed(model_server: str, tmp_path: Path) 
     assert "sk-wrong-key-4711" not in run.output
 
 
-def test_credentials_from_the_environment_are_used(model_server: str, tmp_path: Path) -> None:
+def test_credentials_from_the_environment_are_used(auth_server: str, tmp_path: Path) -> None:
     run = run_suite(
         tmp_path,
         "--endpoint",
-        f"{model_server}/auth",
+        auth_server,
         "--conformance-profile",
         "core",
         "-k",
         "envelope",
-        env={"EMBEDDINGS_API_KEY": "secret"},
+        env={"EMBEDDINGS_API_KEY": API_KEY},
     )
     assert run.returncode == 0, run.output
     assert "Authorization: Bearer $EMBEDDINGS_API_KEY" not in run.output  # nothing failed
 
 
-def test_html_page_instead_of_an_api(model_server: str, tmp_path: Path) -> None:
-    run = run_suite(tmp_path, "--endpoint", f"{model_server}/html")
+def test_html_page_instead_of_an_api(hostile_server: str, tmp_path: Path) -> None:
+    run = run_suite(tmp_path, "--endpoint", f"{hostile_server}/captive-portal")
     assert_one_clear_error(run, "text/html", "not JSON")
 
 
-def test_unknown_model(model_server: str, tmp_path: Path) -> None:
-    run = run_suite(tmp_path, "--endpoint", f"{model_server}/clean", "--model", "no-such-model")
+def test_unknown_model(clean_server: str, tmp_path: Path) -> None:
+    run = run_suite(tmp_path, "--endpoint", clean_server, "--model", "no-such-model")
     assert_one_clear_error(run, "does not know model 'no-such-model'", "HTTP 404")
 
 
-def test_models_route_absent_asks_for_model(model_server: str, tmp_path: Path) -> None:
-    run = run_suite(tmp_path, "--endpoint", f"{model_server}/no-models")
+def test_models_route_absent_asks_for_model(hostile_server: str, tmp_path: Path) -> None:
+    run = run_suite(tmp_path, "--endpoint", f"{hostile_server}/no-models")
     assert_one_clear_error(run, "could not list models", "--model NAME")
 
 
-def test_models_route_absent_is_fine_with_model(model_server: str, tmp_path: Path) -> None:
+def test_models_route_absent_is_fine_with_model(hostile_server: str, tmp_path: Path) -> None:
     run = run_suite(
         tmp_path,
         "--endpoint",
-        f"{model_server}/no-models/v1",
+        f"{hostile_server}/no-models/v1",
         "--model",
-        "all-MiniLM-L6-v2",
-        "--conformance-profile",
-        "core",
+        "hostile-model",
+        "-k",
+        "envelope",
     )
-    assert run.returncode == 0, run.output
+    assert run.returncode == 0, run.output  # the preflight passed and the tests ran
 
 
-def test_full_embeddings_url_is_accepted(model_server: str, tmp_path: Path) -> None:
+def test_full_embeddings_url_is_accepted(clean_server: str, tmp_path: Path) -> None:
     run = run_suite(
         tmp_path,
         "--endpoint",
-        f"{model_server}/clean/v1/embeddings",
+        f"{clean_server}/v1/embeddings",
         "--conformance-profile",
         "core",
     )

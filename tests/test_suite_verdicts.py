@@ -1,4 +1,5 @@
-"""The suite against a real server: a correct one passes, each planted bug fails where it should."""
+"""The suite against the bundled reference server: clean on both transports it passes; each
+planted fault fails the requirement that guards against it (the mutation table)."""
 
 from __future__ import annotations
 
@@ -7,39 +8,59 @@ from pathlib import Path
 import pytest
 
 from conformance.requirements import CATALOGUE
-from tests.support.suite_runner import run_suite
+from conformance.server.faults import FAULTS
+from tests.conftest import reference_server
+from tests.support.suite_runner import SuiteRun, run_suite
 
-# fault mode of the test server -> requirements that must FAIL on it (others may fail too).
+# fault -> requirements that must FAIL on it (others may fail too). Every fault of the server
+# is here, except those invisible from outside, which the server's own tests catch.
 MUTATIONS = {
-    "fault/per-token": {"dimension.fixed-across-lengths", "envelope.embedding-number-array"},
-    "fault/no-normalize": {"normalization.unit-norm"},
-    "fault/big-endian-base64": {"base64.float-parity", "base64.openai-client"},
-    "fault/base64-ignored": {"base64.honoured"},
-    "fault/rows-reversed": {"batch.single-vs-batch", "batch.permutation"},
-    "fault/padding-unmasked": {"batch.single-vs-batch"},
-    "fault/noise": {"determinism.repeat"},
-    "fault/cross-talk": {"concurrency.isolation"},
-    "fault/dimensions-ignored": {"dimensions.honoured"},
-    "fault/dimensions-not-renormalized": {"dimensions.renormalized"},
-    "fault/500-on-bad-input": {"errors.rejected", "fuzz.robust"},
-    "fault/empty-input-200": {"errors.rejected"},
-    "fault/nan-whitespace": {"finite.values"},
-    "fault/token-ids-as-text": {"input.token-ids", "input.token-id-arrays"},
+    "per-token": {"dimension.fixed-across-lengths", "envelope.embedding-number-array"},
+    "no-normalize": {"normalization.unit-norm"},
+    "padding-unmasked": {"batch.single-vs-batch"},
+    "noise": {"determinism.repeat"},
+    "dimensions-ignored": {"dimensions.honoured"},
+    "dimensions-not-renormalized": {"dimensions.renormalized"},
+    "nan-whitespace": {"finite.values"},
+    "token-ids-as-text": {"input.token-ids", "input.token-id-arrays"},
+    "big-endian-base64": {"base64.float-parity", "base64.openai-client"},
+    "float16-base64": {"base64.decodes"},
+    "base64-ignored": {"base64.honoured"},
+    "rows-reversed": {"batch.single-vs-batch", "batch.permutation"},
+    "wrong-index": {"envelope.index-order"},
+    "missing-usage": {"envelope.usage"},
+    "500-on-bad-input": {"errors.rejected", "fuzz.robust"},
+    "empty-input-200": {"errors.rejected"},
+    "cross-talk": {"concurrency.isolation"},
 }
+INVISIBLE = {
+    "cls-pooling": "needs a reference model to compare with (golden vectors)",
+    "leak-shm": "the client sees correct answers; tests/server/test_shm.py counts the segments",
+    "token-ids-rejected": "not a bug: must be UNSUPPORTED (tested below)",
+}
+FAST = ("--fuzz-examples", "30")
 
 
-def test_correct_server_passes_every_requirement(model_server: str, tmp_path: Path) -> None:
-    run = run_suite(tmp_path, "--endpoint", f"{model_server}/clean", "--expect-dim", "384")
+def suite_against(tmp_path: Path, *server_args: str, suite_args: tuple[str, ...] = ()) -> SuiteRun:
+    with reference_server(*server_args) as base_url:
+        return run_suite(tmp_path, "--endpoint", base_url, *suite_args)
+
+
+def test_every_fault_is_in_the_mutation_table() -> None:
+    assert set(MUTATIONS) | set(INVISIBLE) == set(FAULTS)
+
+
+@pytest.mark.parametrize("transport", ["base64", "shm"])
+def test_correct_server_passes_every_requirement(tmp_path: Path, transport: str) -> None:
+    run = suite_against(tmp_path, "--transport", transport, suite_args=("--expect-dim", "384"))
     assert run.returncode == 0, run.output
     assert run.with_status("PASS") == {r.id for r in CATALOGUE}, run.output
     assert f"conformance: {len(CATALOGUE)} passed, 0 failed, 0 unsupported, 0 skipped" in run.output
 
 
 @pytest.mark.parametrize("fault", sorted(MUTATIONS))
-def test_planted_bug_fails_the_right_requirement(
-    model_server: str, tmp_path: Path, fault: str
-) -> None:
-    run = run_suite(tmp_path, "--endpoint", f"{model_server}/{fault}")
+def test_planted_bug_fails_the_right_requirement(tmp_path: Path, fault: str) -> None:
+    run = suite_against(tmp_path, "--fault", fault, suite_args=FAST)
     assert run.returncode == 1, run.output
     failed = run.with_status("FAIL")
     assert MUTATIONS[fault] <= failed, f"{fault}: failed {sorted(failed)}\n{run.output}"
@@ -48,22 +69,33 @@ def test_planted_bug_fails_the_right_requirement(
     assert "reproduce: curl" in run.output
 
 
-def test_failure_message_explains_itself(model_server: str, tmp_path: Path) -> None:
-    run = run_suite(
-        tmp_path,
-        "--endpoint",
-        f"{model_server}/fault/no-normalize",
-        "-k",
-        "test_batch_has_unit_norm",
-    )
+def test_cleanly_refusing_an_optional_feature_is_unsupported(tmp_path: Path) -> None:
+    run = suite_against(tmp_path, "--fault", "token-ids-rejected", suite_args=FAST)
+    assert run.returncode == 0, run.output
+    assert run.status("input.token-ids") == "UNSUPPORTED"
+    assert run.status("input.token-id-arrays") == "UNSUPPORTED"
+    assert "token-id input cleanly rejected with HTTP 400" in run.output
+
+
+def test_fuzzing_reports_the_planted_5xx_with_a_reproducer(tmp_path: Path) -> None:
+    run = suite_against(tmp_path, "--fault", "500-on-bad-input", suite_args=("-k", "fuzz"))
+    assert run.status("fuzz.robust") == "FAIL"  # within the default budget of 100 examples
+    message = run.output[run.output.index("[MUST fuzz.robust]") :]
+    assert "measured HTTP 500 vs allowed < 500" in message
+    assert "reproduce: curl" in message
+
+
+def test_failure_message_explains_itself(tmp_path: Path) -> None:
+    with reference_server("--fault", "no-normalize") as base_url:
+        run = run_suite(tmp_path, "--endpoint", base_url, "-k", "test_batch_has_unit_norm")
     message = run.output[run.output.index("[MUST normalization.unit-norm]") :]
     assert "measured" in message and "vs allowed <= 0.001" in message
     assert "input: case 'batch-" in message
-    assert f"reproduce: curl -sS {model_server}/fault/no-normalize/v1/embeddings" in message
+    assert f"reproduce: curl -sS {base_url}/v1/embeddings" in message
 
 
-def test_parallel_run_with_xdist(model_server: str, tmp_path: Path) -> None:
-    run = run_suite(tmp_path, "--endpoint", f"{model_server}/clean", "-n", "2")
+def test_parallel_run_with_xdist(clean_server: str, tmp_path: Path) -> None:
+    run = run_suite(tmp_path, "--endpoint", clean_server, "-n", "2", *FAST)
     assert run.returncode == 0, run.output
     assert run.status("concurrency.isolation") == "PASS"
     assert (
@@ -72,36 +104,14 @@ def test_parallel_run_with_xdist(model_server: str, tmp_path: Path) -> None:
     )
 
 
-def test_parallel_run_still_fails_a_broken_server(model_server: str, tmp_path: Path) -> None:
-    run = run_suite(tmp_path, "--endpoint", f"{model_server}/fault/no-normalize", "-n", "2")
+def test_parallel_run_still_fails_a_broken_server(tmp_path: Path) -> None:
+    run = suite_against(tmp_path, "--fault", "no-normalize", suite_args=("-n", "2", *FAST))
     assert run.returncode == 1, run.output
     assert run.with_status("FAIL") == {"normalization.unit-norm"}
 
 
-def test_core_profile_runs_only_core_requirements(model_server: str, tmp_path: Path) -> None:
-    run = run_suite(
-        tmp_path, "--endpoint", f"{model_server}/clean", "--conformance-profile", "core"
-    )
+def test_core_profile_runs_only_core_requirements(clean_server: str, tmp_path: Path) -> None:
+    run = run_suite(tmp_path, "--endpoint", clean_server, "--conformance-profile", "core")
     assert run.returncode == 0, run.output
     assert run.status("batch.single-vs-batch") == "NOT RUN"
     assert run.status("normalization.unit-norm") == "PASS"
-
-
-def test_cleanly_refusing_an_optional_feature_is_unsupported(
-    model_server: str, tmp_path: Path
-) -> None:
-    run = run_suite(tmp_path, "--endpoint", f"{model_server}/fault/token-ids-rejected")
-    assert run.returncode == 0, run.output
-    assert run.status("input.token-ids") == "UNSUPPORTED"
-    assert run.status("input.token-id-arrays") == "UNSUPPORTED"
-    assert "token-id input cleanly rejected with HTTP 400" in run.output
-
-
-def test_fuzzing_reports_the_planted_5xx_with_a_reproducer(
-    model_server: str, tmp_path: Path
-) -> None:
-    run = run_suite(tmp_path, "--endpoint", f"{model_server}/fault/500-on-bad-input", "-k", "fuzz")
-    assert run.status("fuzz.robust") == "FAIL"
-    message = run.output[run.output.index("[MUST fuzz.robust]") :]
-    assert "measured HTTP 500 vs allowed < 500" in message
-    assert "reproduce: curl" in message

@@ -47,6 +47,17 @@ FAULTS: dict[str, Fault] = {
             "shared-memory segments never unlinked (the frontend skips "
             "cleanup and the reaper is off)",
         ),
+        Fault(
+            "nan-whitespace",
+            "worker",
+            "whitespace-only text stripped to nothing and pooled over zero tokens: NaN "
+            "(serialized as null)",
+        ),
+        Fault(
+            "token-ids-as-text",
+            "worker",
+            "token-id input turned into the text '101 7592 102' and embedded as such",
+        ),
         Fault("big-endian-base64", "frontend", "base64 of big-endian float32"),
         Fault("float16-base64", "frontend", "base64 of float16 values (2 bytes per entry)"),
         Fault("base64-ignored", "frontend", "encoding_format=base64 silently answered with floats"),
@@ -54,6 +65,13 @@ FAULTS: dict[str, Fault] = {
         Fault("wrong-index", "frontend", "'index' counted from 1"),
         Fault("missing-usage", "frontend", "no 'usage' in the response"),
         Fault("500-on-bad-input", "frontend", "validation errors surface as HTTP 500"),
+        Fault("empty-input-200", "frontend", "input [] answered 200 with empty data"),
+        Fault(
+            "token-ids-rejected",
+            "frontend",
+            "not a bug: token-id input cleanly refused with a "
+            "400 (the suite must report UNSUPPORTED and pass)",
+        ),
         Fault(
             "cross-talk",
             "frontend",

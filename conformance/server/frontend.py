@@ -69,21 +69,37 @@ class Frontend:
     async def embeddings(self, request: Request) -> Response:
         try:
             self._check_request(request)
-            parsed = parse_embeddings_request(await request.body(), self.model)
+            body = await request.body()
+            if self.config.fault == "empty-input-200" and _empty_input(body):
+                return json_response(
+                    embeddings_body(
+                        model=self.model.name,
+                        encoding_format="float",
+                        rows=[],
+                        matrix=None,
+                        items=[],
+                        prompt_tokens=0,
+                        fault=None,
+                    )
+                )
+            parsed = parse_embeddings_request(body, self.model)
+            tokens = isinstance(parsed.inputs[0], list)
+            if tokens and self.config.fault == "token-ids-rejected":
+                raise ApiError(400, "token ids are not supported", "input")
         except ApiError as error:
             return api_error(error, self.config.fault)
-        key = "ids" if isinstance(parsed.inputs[0], list) else "texts"
+        key = "ids" if tokens else "texts"
         header = {"op": "embed", key: parsed.inputs, "dimensions": parsed.dimensions}
         reply = await self._ask(header)
         if isinstance(reply, Response):
             return reply
         try:
-            body = self._render(reply, parsed.encoding_format)
+            answer = self._render(reply, parsed.encoding_format)
         except transports.TransportError as exc:
             return json_response(error_body(500, f"bad worker answer: {exc}"), 500)
         if self.config.fault == "cross-talk":
-            body = await self._cross_talk(body)
-        return json_response(body)
+            answer = await self._cross_talk(answer)
+        return json_response(answer)
 
     def _check_request(self, request: Request) -> None:
         if not self._authorized(request):
@@ -157,8 +173,26 @@ class Frontend:
         return json_response(orjson.dumps({"object": "list", "data": [model]}))
 
     async def health(self, request: Request) -> Response:
-        ready = sum(1 for worker in self.pool.workers.values() if worker.ready)
-        return json_response(orjson.dumps({"status": "ok", "workers": ready}))
+        """Liveness plus what an operator (or a test) needs to see the machinery."""
+        workers = [
+            {
+                "identity": w.identity.decode(),
+                "pid": w.process.pid if w.process else None,
+                "transport": "shm" if w.shm and self.pool.transport != "base64" else "base64",
+            }
+            for w in self.pool.workers.values()
+            if w.ready
+        ]
+        document = {"status": "ok", "workers": workers, "shm_prefix": self.pool.prefix}
+        return json_response(orjson.dumps(document))
+
+
+def _empty_input(body: bytes) -> bool:
+    try:
+        document = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(document, dict) and document.get("input") == []
 
 
 async def http_error(request: Request, exc: Exception) -> Response:

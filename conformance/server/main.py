@@ -65,6 +65,10 @@ def serve(args: argparse.Namespace) -> int:
 
     check_fault(args.fault)
     listener = socket.create_server((args.host, args.port))
+    # asyncio only sets TCP_NODELAY on sockets made with proto=IPPROTO_TCP, which
+    # create_server does not pass; accepted sockets inherit it from the listener on Linux.
+    # Without it, small responses wait ~40 ms for delayed ACKs.
+    listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     host, port = listener.getsockname()[:2]
     address = args.worker_address or f"ipc://{tempfile.gettempdir()}/ecf-{os.getpid()}.sock"
     pool = WorkerPool(

@@ -59,10 +59,12 @@ class WorkerPool:
         model: str | None,
         fault: str | None,
         transport: str,
+        shm_ttl: float = SHM_TTL,
     ) -> None:
         self.address, self.count = address, workers
         self.engine, self.model, self.fault, self.transport = engine, model, fault, transport
         self.prefix = transports.new_prefix()
+        self.shm_ttl = shm_ttl
         self.model_info: ModelInfo | None = None
         self.workers: dict[bytes, WorkerState] = {}
         self._futures: dict[str, asyncio.Future[Reply]] = {}
@@ -85,7 +87,9 @@ class WorkerPool:
         await asyncio.wait_for(self._ready.wait(), START_TIMEOUT)
 
     def _make_probe(self) -> shared_memory.SharedMemory:
-        probe = shared_memory.SharedMemory(create=True, size=64, name=f"{self.prefix}probe")
+        # Outside our prefix, so the workers' reaper never takes it from under a late joiner.
+        name = "ecfprobe_" + self.prefix.removeprefix("ecf_")
+        probe = shared_memory.SharedMemory(create=True, size=64, name=name)
         probe.buf[: len(self._nonce)] = self._nonce.encode()  # type: ignore[index]
         return probe
 
@@ -142,7 +146,7 @@ class WorkerPool:
             header["model"], header["dimension"], header["vocab_size"], header["max_tokens"]
         )
         probe = {"name": self._probe.name, "nonce": self._nonce} if self._probe else None
-        config = {"op": "config", "prefix": self.prefix, "probe": probe, "ttl": SHM_TTL}
+        config = {"op": "config", "prefix": self.prefix, "probe": probe, "ttl": self.shm_ttl}
         await self._socket.send_multipart([identity, json.dumps(config).encode()])
 
     def _mark_ready(self, identity: bytes, header: dict[str, Any]) -> None:
@@ -191,7 +195,8 @@ class WorkerPool:
                     worker.process.kill()
         if self._probe is not None:
             self._probe.close()
-            self._probe.unlink()
+            with contextlib.suppress(FileNotFoundError):
+                self._probe.unlink()
         transports.sweep(self.prefix)  # the frontend owns cleanup: nothing may outlive us
         self._socket.close()
 

@@ -50,7 +50,9 @@ def embeddings_body(
     as_base64 = encoding_format == "base64" and fault != "base64-ignored"
     if as_base64 and fault in ("big-endian-base64", "float16-base64"):
         assert matrix is not None
-        values: list[Any] = [_fault_base64(b, fault) for b in _item_rows(matrix, rows)]
+        values: list[Any] = [
+            _fault_base64(b, fault).decode("ascii") for b in _item_rows(matrix, rows)
+        ]
     elif as_base64:
         values = items if items is not None else transports.encode_items(matrix, rows)  # type: ignore[arg-type]
         values = [value.decode("ascii") for value in values]

@@ -110,11 +110,17 @@ class Worker:
             return [_dump({**reply, "ok": False, "message": f"{type(exc).__name__}: {exc}"})]
 
     def _embed(self, header: dict[str, Any], reply: dict[str, Any]) -> list[bytes]:
-        if "ids" in header:
-            output = self.engine.embed_tokens(header["ids"])
+        texts: list[str] = header.get("texts", [])
+        if "ids" in header and self.fault == "token-ids-as-text":
+            texts = [" ".join(map(str, ids)) for ids in header["ids"]]
+        if texts:
+            output = self.engine.embed_texts(texts)
         else:
-            output = self.engine.embed_texts(header["texts"])
+            output = self.engine.embed_tokens(header["ids"])
         output = shape_output(output, header.get("dimensions"), self.fault, self.rng)
+        if self.fault == "nan-whitespace":
+            blank = [not text.strip() for text in texts]
+            output.matrix[blank] = np.nan
         reply.update(
             rows=output.rows, dim=int(output.matrix.shape[1]), prompt_tokens=output.prompt_tokens
         )

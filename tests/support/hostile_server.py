@@ -54,6 +54,10 @@ PROXY_ERROR_PAGE = (
     b"<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx/1.24.0</center>\r\n"
     b"</body>\r\n</html>\r\n"
 )
+CAPTIVE_PAGE = (
+    b"<!DOCTYPE html><html><head><title>Sign in</title></head>"
+    b"<body><h1>Network login required</h1><p>Please sign in to continue.</p></body></html>"
+)
 HUGE_HEAD = b'{"object": "list", "data": [{"object": "embedding", "index": 0, "embedding": ['
 HUGE_TAIL = b'0]}], "model": "hostile-model", "usage": {"prompt_tokens": 1, "total_tokens": 1}}'
 # A peer that went away, or stopped reading for longer than the socket timeout.
@@ -193,6 +197,15 @@ def _redirect_offsite(handler: Handler) -> None:
     handler.send_body(307, b"", "application/json", {"Location": location})
 
 
+def _valid(handler: Handler) -> None:
+    """'no-models' only lacks the models route; its embeddings are fine."""
+    handler.send_body(200, valid_body(handler.item_count()), "application/json", close=False)
+
+
+def _captive_portal(handler: Handler) -> None:
+    handler.send_body(200, CAPTIVE_PAGE, "text/html; charset=utf-8", close=False)
+
+
 Behaviour = Callable[["Handler"], None]
 BEHAVIOURS: dict[str, Behaviour] = {
     "invalid-json": _invalid_json,
@@ -205,6 +218,10 @@ BEHAVIOURS: dict[str, Behaviour] = {
     "redirect-offsite": _redirect_offsite,
     "close-mid-body": _close_mid_body,
     "nan-literals": _nan_literals,
+    # Misconfigured endpoints, for the preflight: a login page answering everything, and a
+    # server without GET /v1/models.
+    "captive-portal": _captive_portal,
+    "no-models": _valid,
 }
 
 
@@ -265,6 +282,10 @@ class Handler(BaseHTTPRequestHandler):
             self._debug_requests()
         elif behaviour not in BEHAVIOURS:
             self._send_error(404, f"Unknown behaviour {behaviour!r}: {self.command} {self.path}")
+        elif behaviour == "captive-portal":
+            _captive_portal(self)
+        elif route == "/v1/models" and behaviour == "no-models":
+            self._send_error(404, "Not Found")
         elif route == "/v1/models":
             self._models()
         elif route == "/v1/embeddings":
