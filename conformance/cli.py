@@ -35,13 +35,6 @@ def _serve(args: argparse.Namespace) -> int:
     return serve(args)
 
 
-def _worker(args: argparse.Namespace) -> int:
-    from conformance.server.worker import main as worker_main
-
-    worker_main(args.worker_args)
-    return 0
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="embedding-conformance",
@@ -61,15 +54,18 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the bundled reference server")
     add_serve_arguments(serve)
     serve.set_defaults(handler=_serve)
-    worker = commands.add_parser(
-        "worker", help="run a model worker for a remote 'serve'", add_help=False
-    )
-    worker.add_argument("worker_args", nargs=argparse.REMAINDER, help="see 'worker --help'")
-    worker.set_defaults(handler=_worker)
+    # Listed for --help; main() hands 'worker ...' to the worker's own parser.
+    commands.add_parser("worker", help="run a model worker that joins 'serve' over TCP")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["worker"]:  # its own parser: argparse cannot pass '--connect' through
+        from conformance.server.worker import main as worker_main
+
+        worker_main(argv[1:])
+        return 0
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:

@@ -12,7 +12,9 @@ import asyncio
 import contextlib
 import itertools
 import json
+import os
 import secrets
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -108,7 +110,8 @@ class WorkerPool:
         ]
         command += ["--model", self.model] if self.model else []
         command += ["--fault", self.fault] if self.fault else []
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+        # Its own process group: vLLM's engine processes under it die with it (killpg).
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, start_new_session=True)
         self.workers[identity] = WorkerState(identity, process, slot)
 
     async def request(self, header: dict[str, Any]) -> Reply:
@@ -173,6 +176,7 @@ class WorkerPool:
                 if worker.process is None or worker.process.poll() is None:
                     continue
                 del self.workers[identity]
+                kill_group(worker.process)  # orphans (vLLM's engine) must not outlive it
                 for request_id in worker.pending:
                     future = self._futures.get(request_id)
                     if future is not None and not future.done():
@@ -191,14 +195,20 @@ class WorkerPool:
             if worker.process is not None:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     worker.process.wait(timeout=10)
-                if worker.process.poll() is None:
-                    worker.process.kill()
+                kill_group(worker.process)
         if self._probe is not None:
             self._probe.close()
             with contextlib.suppress(FileNotFoundError):
                 self._probe.unlink()
         transports.sweep(self.prefix)  # the frontend owns cleanup: nothing may outlive us
         self._socket.close()
+
+
+def kill_group(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=5)
 
 
 def discard(reply: Reply, prefix: str) -> None:

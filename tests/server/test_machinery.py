@@ -1,0 +1,203 @@
+"""The reference server's machinery under failure: dead workers, vanished clients, shutdown,
+leaks, and the choice of transport. These are faults the suite cannot see from outside."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from tests.conftest import reference_server
+from tests.support.server_process import REPO
+
+MODEL = "all-MiniLM-L6-v2"
+SHM = Path("/dev/shm")
+LONG_BATCH = [f"sentence number {i} " + "with many words " * 30 for i in range(512)]
+
+
+def embed(url: str, input: Any, **params: Any) -> requests.Response:
+    body = {"model": MODEL, "input": input, **params}
+    return requests.post(f"{url}/v1/embeddings", json=body, timeout=120)
+
+
+def health(url: str) -> dict[str, Any]:
+    return dict(requests.get(f"{url}/health", timeout=10).json())
+
+
+def segments(prefix: str) -> list[str]:
+    return [p.name for p in SHM.iterdir() if p.name.startswith(prefix)]
+
+
+def wait_for(condition: Any, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.2)
+
+
+@contextmanager
+def server_process(*args: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "conformance.server", "--port", "0", *args],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    try:
+        assert line.startswith("LISTENING "), line
+        yield line.split()[1], process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def test_identical_bytes_from_both_transports() -> None:
+    requests_to_send = [
+        ({"input": ["hello", "a longer sentence here"]}),
+        ({"input": "hello", "encoding_format": "base64"}),
+        ({"input": ["x", "y z"], "encoding_format": "base64", "dimensions": 32}),
+    ]
+    bodies: dict[str, list[bytes]] = {}
+    for transport in ("base64", "shm"):
+        with reference_server("--transport", transport) as url:
+            assert {w["transport"] for w in health(url)["workers"]} == {transport}
+            bodies[transport] = [embed(url, **r).content for r in requests_to_send]
+    assert bodies["base64"] == bodies["shm"]
+
+
+def test_worker_killed_mid_request_gets_503_then_recovers(clean_server: str) -> None:
+    (worker,) = health(clean_server)["workers"]
+    answers: list[requests.Response] = []
+    slow = threading.Thread(target=lambda: answers.append(embed(clean_server, LONG_BATCH)))
+    slow.start()
+    time.sleep(1.0)  # the worker is busy with the long batch
+    os.kill(worker["pid"], signal.SIGKILL)
+    slow.join(timeout=60)
+    assert answers[0].status_code == 503
+    assert answers[0].json()["error"]["code"] == "worker_unavailable"
+    wait_for(
+        lambda: [w["pid"] for w in health(clean_server)["workers"]] not in ([], [worker["pid"]])
+    )
+    assert embed(clean_server, "after the restart").status_code == 200
+
+
+def test_client_disconnect_mid_request_leaves_no_segment(clean_server: str) -> None:
+    prefix = health(clean_server)["shm_prefix"]
+    host, port = clean_server.removeprefix("http://").split(":")
+    body = requests.models.complexjson.dumps({"model": MODEL, "input": LONG_BATCH}).encode()
+    for _ in range(3):
+        with socket.create_connection((host, int(port))) as raw:
+            raw.sendall(
+                b"POST /v1/embeddings HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                b"application/json\r\nContent-Length: "
+                + str(len(body)).encode()
+                + b"\r\n\r\n"
+                + body
+            )
+            time.sleep(0.2)  # gone before the answer
+    assert embed(clean_server, "still fine").status_code == 200
+    wait_for(lambda: not segments(prefix), timeout=30)
+
+
+def test_sigterm_leaves_no_segment() -> None:
+    with server_process("--transport", "shm") as (url, process):
+        prefix = health(url)["shm_prefix"]
+        assert embed(url, ["a", "b"]).status_code == 200
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) in (0, -signal.SIGTERM)  # uvicorn re-raises it
+    assert segments(prefix) == [] and segments("ecfprobe_" + prefix.removeprefix("ecf_")) == []
+
+
+def test_leak_fault_leaks_and_clean_mode_does_not() -> None:
+    with reference_server("--fault", "leak-shm") as url:
+        prefix = health(url)["shm_prefix"]
+        for text in ("one", "two", "three"):
+            assert embed(url, text).status_code == 200
+        assert len(segments(prefix)) == 3  # what the server's own test must see
+    with reference_server("--transport", "shm") as url:
+        prefix = health(url)["shm_prefix"]
+        for text in ("one", "two", "three"):
+            assert embed(url, text).status_code == 200
+        assert segments(prefix) == []
+
+
+def test_reaper_collects_segments_a_dead_frontend_left(clean_server: str) -> None:
+    from conformance.server import transports
+
+    prefix = health(clean_server)["shm_prefix"]
+    import numpy as np
+
+    orphan = transports.write_segment(np.zeros((2, 3), dtype=np.float32), prefix)
+    stale = time.time() - 3600
+    os.utime(SHM / orphan.name, (stale, stale))
+    wait_for(lambda: orphan.name not in segments(prefix), timeout=30)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_remote_worker_joins_over_tcp_with_base64() -> None:
+    address = f"tcp://127.0.0.1:{free_port()}"
+    frontend = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "conformance.server",
+            "--port",
+            "0",
+            "--workers",
+            "0",
+            "--worker-address",
+            address,
+            "--transport",
+            "auto",
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    worker = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "conformance.cli",
+            "worker",
+            "--connect",
+            address,
+            "--identity",
+            "remote-1",
+        ],
+        cwd=REPO,
+    )
+    try:
+        assert frontend.stdout is not None
+        lines: list[str] = []
+        reader = threading.Thread(target=lambda: lines.append(frontend.stdout.readline()))
+        reader.start()
+        reader.join(timeout=120)  # printed once the remote worker is ready
+        assert lines and lines[0].startswith("LISTENING "), f"no remote worker joined: {lines}"
+        url = lines[0].split()[1]
+        (joined,) = health(url)["workers"]
+        assert joined["identity"] == "remote-1" and joined["pid"] is None
+        answer = embed(url, ["over", "tcp"], encoding_format="base64")
+        assert answer.status_code == 200 and len(answer.json()["data"]) == 2
+    finally:
+        for process in (worker, frontend):
+            process.terminate()
+            process.wait(timeout=30)
