@@ -54,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the bundled reference server")
     add_serve_arguments(serve)
     serve.set_defaults(handler=_serve)
+    commands.add_parser("bench", help="latency of the reference server vs in-process")
     # Listed for --help; main() hands 'worker ...' to the worker's own parser.
     commands.add_parser("worker", help="run a model worker that joins 'serve' over TCP")
     return parser
@@ -61,6 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["bench"]:
+        from conformance.bench.latency import main as bench_main
+
+        return bench_main(argv[1:])
     if argv[:1] == ["worker"]:  # its own parser: argparse cannot pass '--connect' through
         from conformance.server.worker import main as worker_main
 

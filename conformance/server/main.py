@@ -49,6 +49,12 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         help="require 'Authorization: Bearer KEY' (env EMBEDDINGS_SERVER_API_KEY)",
     )
     parser.add_argument(
+        "--shm-ttl",
+        type=float,
+        default=60.0,
+        help="seconds after which workers reap unread shared-memory segments (default 60)",
+    )
+    parser.add_argument(
         "--fault",
         default=None,
         choices=sorted(FAULTS),
@@ -78,6 +84,7 @@ def serve(args: argparse.Namespace) -> int:
         model=args.model,
         fault=args.fault,
         transport=args.transport,
+        shm_ttl=args.shm_ttl,
     )
     config = FrontendConfig(args.api_key, args.fault, announce=f"LISTENING http://{host}:{port}")
     app = build_app(pool, config)

@@ -108,6 +108,9 @@ class WorkerPool:
             "--engine",
             self.engine,
         ]
+        # Share the cores: N workers each running torch on every core thrash each other.
+        threads = max(1, (os.cpu_count() or 1) // max(1, self.count))
+        command += ["--threads", str(threads)]
         command += ["--model", self.model] if self.model else []
         command += ["--fault", self.fault] if self.fault else []
         # Its own process group: vLLM's engine processes under it die with it (killpg).

@@ -178,8 +178,19 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--model", default=None, help="model name or local folder")
     parser.add_argument("--fault", default=None, help="plant a bug (see 'serve --help')")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="CPU threads for the model (default: the runtime's own choice)",
+    )
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    if args.threads:
+        os.environ["OMP_NUM_THREADS"] = str(args.threads)  # before torch is imported
+        import torch
+
+        torch.set_num_threads(args.threads)
     serve(args.connect, args.identity, args.engine, args.model, args.fault)
 
 

@@ -1,0 +1,1 @@
+"""Benchmarks: latency of the reference server, validated answers only."""

