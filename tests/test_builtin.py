@@ -1,0 +1,35 @@
+"""``--endpoint builtin[:transport]`` starts the bundled server for the run and leaves nothing."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.support.suite_runner import run_suite
+
+
+def running_servers() -> set[str]:
+    found = subprocess.run(["pgrep", "-f", "conformance.server"], capture_output=True, text=True)
+    return set(found.stdout.split())
+
+
+def our_segments() -> set[str]:
+    return {p.name for p in Path("/dev/shm").iterdir() if p.name.startswith(("ecf_", "ecfprobe_"))}
+
+
+@pytest.mark.parametrize("endpoint", ["builtin:shm", "builtin:base64"])
+def test_builtin_server_runs_the_suite_and_goes_away(tmp_path: Path, endpoint: str) -> None:
+    before_processes, before_segments = running_servers(), our_segments()
+    run = run_suite(tmp_path, "--endpoint", endpoint, "--conformance-profile", "core")
+    assert run.returncode == 0, run.output
+    assert "embedding-conformance 0.1.0: http://127.0.0.1:" in run.output  # the real URL
+    assert running_servers() <= before_processes
+    assert our_segments() <= before_segments
+
+
+def test_unknown_builtin_variant_is_a_usage_error(tmp_path: Path) -> None:
+    run = run_suite(tmp_path, "--endpoint", "builtin:carrier-pigeon")
+    assert run.returncode == 4
+    assert "use builtin, builtin:base64 or builtin:shm" in run.output
