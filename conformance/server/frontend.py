@@ -20,6 +20,7 @@ from starlette.routing import Route
 from conformance.server import transports
 from conformance.server.api import (
     ApiError,
+    EmbeddingsRequest,
     ModelInfo,
     check_content_type,
     parse_embeddings_request,
@@ -67,27 +68,10 @@ class Frontend:
         return hmac.compare_digest(given.encode(), f"Bearer {self.config.api_key}".encode())
 
     async def embeddings(self, request: Request) -> Response:
-        try:
-            self._check_request(request)
-            body = await request.body()
-            if self.config.fault == "empty-input-200" and _empty_input(body):
-                return json_response(
-                    embeddings_body(
-                        model=self.model.name,
-                        encoding_format="float",
-                        rows=[],
-                        matrix=None,
-                        items=[],
-                        prompt_tokens=0,
-                        fault=None,
-                    )
-                )
-            parsed = parse_embeddings_request(body, self.model)
-            tokens = isinstance(parsed.inputs[0], list)
-            if tokens and self.config.fault == "token-ids-rejected":
-                raise ApiError(400, "token ids are not supported", "input")
-        except ApiError as error:
-            return api_error(error, self.config.fault)
+        parsed = await self._parse_embeddings(request)
+        if isinstance(parsed, Response):
+            return parsed
+        tokens = isinstance(parsed.inputs[0], list)
         key = "ids" if tokens else "texts"
         header = {"op": "embed", key: parsed.inputs, "dimensions": parsed.dimensions}
         reply = await self._ask(header)
@@ -100,6 +84,20 @@ class Frontend:
         if self.config.fault == "cross-talk":
             answer = await self._cross_talk(answer)
         return json_response(answer)
+
+    async def _parse_embeddings(self, request: Request) -> EmbeddingsRequest | Response:
+        """The validated request, or the error answer (shaped by the fault, if any)."""
+        try:
+            self._check_request(request)
+            body = await request.body()
+            if self.config.fault == "empty-input-200" and _empty_input(body):
+                return json_response(empty_answer(self.model.name))
+            parsed = parse_embeddings_request(body, self.model)
+            if self.config.fault == "token-ids-rejected" and isinstance(parsed.inputs[0], list):
+                raise ApiError(400, "token ids are not supported", "input")
+        except ApiError as error:
+            return api_error(error, self.config.fault)
+        return parsed
 
     def _check_request(self, request: Request) -> None:
         if not self._authorized(request):
@@ -185,6 +183,18 @@ class Frontend:
         ]
         document = {"status": "ok", "workers": workers, "shm_prefix": self.pool.prefix}
         return json_response(orjson.dumps(document))
+
+
+def empty_answer(model: str) -> bytes:
+    return embeddings_body(
+        model=model,
+        encoding_format="float",
+        rows=[],
+        matrix=None,
+        items=[],
+        prompt_tokens=0,
+        fault=None,
+    )
 
 
 def _empty_input(body: bytes) -> bool:

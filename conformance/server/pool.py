@@ -119,8 +119,7 @@ class WorkerPool:
 
     async def request(self, header: dict[str, Any]) -> Reply:
         """Send to the least busy ready worker and wait for its answer."""
-        await asyncio.wait_for(self._ready.wait(), START_TIMEOUT)
-        worker = min((w for w in self.workers.values() if w.ready), key=lambda w: len(w.pending))
+        worker = await self._least_busy()
         request_id = str(next(self._ids))
         transport = "shm" if worker.shm and self.transport != "base64" else "base64"
         future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
@@ -133,6 +132,15 @@ class WorkerPool:
         finally:
             worker.pending.discard(request_id)
             self._futures.pop(request_id, None)
+
+    async def _least_busy(self) -> WorkerState:
+        """A ready worker with the fewest requests in flight (waits while all restart)."""
+        while True:
+            await asyncio.wait_for(self._ready.wait(), START_TIMEOUT)
+            ready = [w for w in self.workers.values() if w.ready]
+            if ready:
+                return min(ready, key=lambda w: len(w.pending))
+            self._ready.clear()
 
     async def _receive(self) -> None:
         while True:
