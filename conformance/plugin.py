@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from conformance import __version__
-from conformance.builtin import BuiltinServer, builtin_transport
+from conformance.builtin import builtin_transport, start_builtin
 from conformance.client import EmbeddingsClient
 from conformance.options import OPTIONS, add_options, endpoint_given, raw_value, resolve_settings
 from conformance.preflight import PreflightError, check_embeddings_route, discover_model
@@ -27,9 +27,10 @@ from conformance.reporting.summary import (
 from conformance.reporting.tally import REQUIREMENTS_KEY
 from conformance.requirements import BY_ID, in_profile
 from conformance.run import RUN_KEY, ConformanceRun
+from conformance.server.process import ServerProcess
 
 SUITE_DIR = Path(__file__).parent / "suite"
-BUILTIN_KEY = pytest.StashKey[BuiltinServer]()
+BUILTIN_KEY = pytest.StashKey[ServerProcess]()
 BUILTIN_URL_KEY = "conformance_builtin_url"
 
 
@@ -61,8 +62,8 @@ def _builtin_url(config: pytest.Config) -> str | None:
         return str(worker_input[BUILTIN_URL_KEY])
     if config.option.collectonly:
         return "http://builtin.invalid"  # collecting needs no server
-    server = config.stash[BUILTIN_KEY] = BuiltinServer(transport)
-    return server.start()
+    server = config.stash[BUILTIN_KEY] = start_builtin(transport)
+    return server.url
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import AbstractContextManager
 
 import pytest
 
+from conformance.server.process import ServerProcess
 from tests.support.server_process import running_server
 
 pytest_plugins = ["pytester"]
@@ -14,7 +14,7 @@ pytest_plugins = ["pytester"]
 API_KEY = "secret-test-key"
 
 
-def reference_server(*args: str) -> AbstractContextManager[str]:
+def reference_server(*args: str) -> ServerProcess:
     """The bundled server (`python -m conformance.server --port 0 ...`) for a with-block."""
     return running_server("conformance.server", *args)
 

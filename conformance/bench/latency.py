@@ -12,15 +12,15 @@ import base64
 import json
 import os
 import statistics
-import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable
+from contextlib import ExitStack
 from typing import Any
 
 import numpy as np
 import requests
+
+from conformance.server.process import ServerProcess
 
 MODEL = "all-MiniLM-L6-v2"
 WORDS = "the cat sat on a mat and the dog ran to the big red car in town".split()  # noqa: SIM905
@@ -33,24 +33,6 @@ def texts(count: int, tokens: int) -> list[str]:
         " ".join(WORDS[(i + j) % len(WORDS)] for j in range(tokens - 3)) + f" {i % 100}"
         for i in range(count)
     ]
-
-
-@contextmanager
-def server(transport: str) -> Iterator[str]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "conformance.server", "--port", "0", "--transport", transport],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    try:
-        if not line.startswith("LISTENING "):
-            raise RuntimeError(f"server did not start: {line!r}")
-        yield line.split()[1]
-    finally:
-        process.terminate()
-        process.wait(timeout=60)
 
 
 def server_call(url: str, reference: np.ndarray, encoding: str) -> Callable[[list[str]], None]:
@@ -108,9 +90,11 @@ def run(batches: list[int], tokens: int, rounds: int, warmup: int, encoding: str
         systems: dict[str, Callable[[list[str]], Any]] = {
             "in-process": lambda batch: model.encode(batch),
             "server-base64": server_call(
-                stack.enter_context(server("base64")), reference, encoding
+                stack.enter_context(ServerProcess("--transport", "base64")), reference, encoding
             ),
-            "server-shm": server_call(stack.enter_context(server("shm")), reference, encoding),
+            "server-shm": server_call(
+                stack.enter_context(ServerProcess("--transport", "shm")), reference, encoding
+            ),
         }
         for size in batches:
             results["batches"][size] = measure(systems, inputs[:size], rounds, warmup)

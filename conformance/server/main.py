@@ -7,6 +7,7 @@ import os
 import socket
 import tempfile
 
+from conformance.server.engines import ENGINES
 from conformance.server.faults import FAULTS, check_fault
 
 TRANSPORTS = ("base64", "shm", "auto")
@@ -24,7 +25,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--engine",
         default="sentence-transformers",
-        choices=("sentence-transformers", "vllm"),
+        choices=ENGINES,
         help="model runtime",
     )
     parser.add_argument(

@@ -24,7 +24,13 @@ from typing import Any
 import numpy as np
 
 from conformance.server import transports
-from conformance.server.engines import ENGINE_FAULTS, Engine, EngineOutput, load_engine
+from conformance.server.engines import (
+    ENGINE_FAULTS,
+    ENGINES,
+    Engine,
+    EngineOutput,
+    load_engine,
+)
 from conformance.server.faults import check_fault
 
 REAP_INTERVAL = 5.0
@@ -173,7 +179,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--engine",
         default="sentence-transformers",
-        choices=("sentence-transformers", "vllm"),
+        choices=ENGINES,
         help="model runtime",
     )
     parser.add_argument("--model", default=None, help="model name or local folder")

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from conformance.checks import dimensions, errors, vectors
+from conformance.checks import CheckResult, dimensions, errors, vectors
 from conformance.client import Exchange
 from conformance.expect import Expect, unsupported
 from conformance.options import Settings
@@ -49,7 +49,7 @@ def test_dimensions_gives_that_many_entries(
     assert exchange.batch is not None
     result = vectors.check_expected_dimension(exchange.batch.vectors, size)
     if not result.passed and all(len(v) == dim for v in exchange.batch.vectors if v is not None):
-        result = type(result)(
+        result = CheckResult(
             False,
             dim,
             f"== {size}",

@@ -10,8 +10,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -43,25 +41,6 @@ def wait_for(condition: Any, timeout: float = 120.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, "timed out waiting"
         time.sleep(0.2)
-
-
-@contextmanager
-def server_process(*args: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "conformance.server", "--port", "0", *args],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    try:
-        assert line.startswith("LISTENING "), line
-        yield line.split()[1], process
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
 
 
 def test_identical_bytes_from_both_transports() -> None:
@@ -113,9 +92,12 @@ def test_client_disconnect_mid_request_leaves_no_segment(clean_server: str) -> N
 
 
 def test_sigterm_leaves_no_segment() -> None:
-    with server_process("--transport", "shm") as (url, process):
+    server = reference_server("--transport", "shm")
+    with server as url:
         prefix = health(url)["shm_prefix"]
         assert embed(url, ["a", "b"]).status_code == 200
+        process = server.process
+        assert process is not None
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=60) in (0, -signal.SIGTERM)  # uvicorn re-raises it
     assert segments(prefix) == [] and segments("ecfprobe_" + prefix.removeprefix("ecf_")) == []
@@ -154,24 +136,7 @@ def free_port() -> int:
 
 def test_remote_worker_joins_over_tcp_with_base64() -> None:
     address = f"tcp://127.0.0.1:{free_port()}"
-    frontend = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "conformance.server",
-            "--port",
-            "0",
-            "--workers",
-            "0",
-            "--worker-address",
-            address,
-            "--transport",
-            "auto",
-        ],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    frontend = reference_server("--workers", "0", "--worker-address", address)
     worker = subprocess.Popen(
         [
             sys.executable,
@@ -186,18 +151,12 @@ def test_remote_worker_joins_over_tcp_with_base64() -> None:
         cwd=REPO,
     )
     try:
-        assert frontend.stdout is not None
-        lines: list[str] = []
-        reader = threading.Thread(target=lambda: lines.append(frontend.stdout.readline()))
-        reader.start()
-        reader.join(timeout=120)  # printed once the remote worker is ready
-        assert lines and lines[0].startswith("LISTENING "), f"no remote worker joined: {lines}"
-        url = lines[0].split()[1]
+        url = frontend.start(timeout=120)  # announced once the remote worker is ready
         (joined,) = health(url)["workers"]
         assert joined["identity"] == "remote-1" and joined["pid"] is None
         answer = embed(url, ["over", "tcp"], encoding_format="base64")
         assert answer.status_code == 200 and len(answer.json()["data"]) == 2
     finally:
-        for process in (worker, frontend):
-            process.terminate()
-            process.wait(timeout=30)
+        worker.terminate()
+        worker.wait(timeout=30)
+        frontend.stop()

@@ -57,6 +57,7 @@ def resolve_model(model: str | None) -> tuple[str, str]:
     return os.path.basename(os.path.normpath(model)), model
 
 
+ENGINES = ("sentence-transformers", "vllm")
 ENGINE_FAULTS = ("per-token", "no-normalize", "cls-pooling", "padding-unmasked")
 
 
