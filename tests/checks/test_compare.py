@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import base64
 import math
-from typing import Any
 
 import numpy as np
 import pytest
 
 from conformance.checks import compare
-from conformance.client.decode import decode_response
+from tests.checks.builders import b64, response
 
 MATRIX = np.array(
     [
@@ -21,22 +19,6 @@ MATRIX = np.array(
     ]
 )
 FLOATS = [[0.1, -0.2, 0.3], [0.7, 0.0, -1.5]]  # not exactly representable in float32
-
-
-def b64(values: list[float], dtype: str = "<f4") -> str:
-    return base64.b64encode(np.asarray(values, dtype).tobytes()).decode("ascii")
-
-
-def matrix_of(embeddings: list[Any]) -> np.ndarray:
-    doc = {
-        "object": "list",
-        "model": "m",
-        "data": [
-            {"object": "embedding", "index": i, "embedding": e} for i, e in enumerate(embeddings)
-        ],
-        "usage": {"prompt_tokens": 2, "total_tokens": 2},
-    }
-    return decode_response(doc).matrix()
 
 
 # check_same_vectors: batch, permutation, determinism, concurrency
@@ -116,8 +98,8 @@ def test_same_vectors_fails_on_nan() -> None:
 
 
 def test_float32_parity_passes_bit_identical_at_zero_tolerance() -> None:
-    decoded = matrix_of([b64(row) for row in FLOATS])
-    floats = matrix_of(FLOATS)
+    decoded = response(*[b64(row) for row in FLOATS]).matrix()
+    floats = response(*FLOATS).matrix()
     result = compare.check_float32_parity(decoded, floats, 0.0)
     assert result.passed
     assert result.measured == 0.0
@@ -133,8 +115,8 @@ def test_float32_parity_compares_json_floats_after_rounding_to_float32() -> None
 
 
 def test_float32_parity_fails_on_big_endian_base64() -> None:
-    decoded = matrix_of([b64(row, ">f4") for row in FLOATS])
-    floats = matrix_of(FLOATS)
+    decoded = response(*[b64(row, ">f4") for row in FLOATS]).matrix()
+    floats = response(*FLOATS).matrix()
     result = compare.check_float32_parity(decoded, floats, 0.0)
     assert not result.passed
     assert isinstance(result.measured, float) and result.measured > 0.1
@@ -145,7 +127,9 @@ def test_float32_parity_fails_on_big_endian_base64() -> None:
 
 def test_float32_parity_fails_when_one_row_differs() -> None:
     rows = [b64(FLOATS[0]), b64([0.7, 0.0, -1.25])]
-    result = compare.check_float32_parity(matrix_of(rows), matrix_of(FLOATS), 1e-4)
+    result = compare.check_float32_parity(
+        response(*rows).matrix(), response(*FLOATS).matrix(), 1e-4
+    )
     assert not result.passed
     assert result.measured == pytest.approx(0.25)
     assert result.margin == pytest.approx(1e-4 - 0.25)
@@ -153,8 +137,8 @@ def test_float32_parity_fails_when_one_row_differs() -> None:
 
 
 def test_float32_parity_fails_on_a_float64_payload_of_twice_the_length() -> None:
-    decoded = matrix_of([b64(row, "<f8") for row in FLOATS])
-    result = compare.check_float32_parity(decoded, matrix_of(FLOATS), 1e-3)
+    decoded = response(*[b64(row, "<f8") for row in FLOATS]).matrix()
+    result = compare.check_float32_parity(decoded, response(*FLOATS).matrix(), 1e-3)
     assert not result.passed
     assert result.measured == "shape (2, 6)"
     assert result.margin is None

@@ -2,35 +2,11 @@
 
 from __future__ import annotations
 
-import base64
-from typing import Any
-
-import numpy as np
-
 from conformance.checks import encoding
-from conformance.client.batch import EmbeddingBatch
-from conformance.client.decode import decode_response
+from tests.checks.builders import b64, response
 
 ROW = [0.6, 0.8, 0.0, 0.0]
 DIM = len(ROW)
-
-
-def b64(values: list[float], dtype: str = "<f4") -> str:
-    return base64.b64encode(np.asarray(values, dtype).tobytes()).decode("ascii")
-
-
-def response(*embeddings: Any) -> EmbeddingBatch:
-    return decode_response(
-        {
-            "object": "list",
-            "model": "m",
-            "data": [
-                {"object": "embedding", "index": i, "embedding": e}
-                for i, e in enumerate(embeddings)
-            ],
-            "usage": {"prompt_tokens": 1, "total_tokens": 1},
-        }
-    )
 
 
 # base64.honoured

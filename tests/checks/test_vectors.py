@@ -3,30 +3,15 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 import pytest
 
 from conformance.checks import vectors
-from conformance.client.batch import EmbeddingBatch, Vector
-from conformance.client.decode import decode_response
+from conformance.client.batch import Vector
+from tests.checks.builders import response
 
 UNIT = np.array([0.6, 0.8, 0.0])  # norm 1
-
-
-def response(*embeddings: Any) -> EmbeddingBatch:
-    return decode_response(
-        {
-            "object": "list",
-            "model": "m",
-            "data": [
-                {"object": "embedding", "index": i, "embedding": e}
-                for i, e in enumerate(embeddings)
-            ],
-            "usage": {"prompt_tokens": 1, "total_tokens": 1},
-        }
-    )
 
 
 def vec(*values: float) -> Vector:
