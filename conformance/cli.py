@@ -10,6 +10,7 @@ import argparse
 import sys
 
 from conformance import __version__
+from conformance.references.cli import add_golden_arguments
 from conformance.requirements import CATALOGUE
 from conformance.server.main import add_serve_arguments
 
@@ -35,6 +36,12 @@ def _serve(args: argparse.Namespace) -> int:
     return serve(args)
 
 
+def _golden(args: argparse.Namespace) -> int:
+    from conformance.references.cli import run_golden
+
+    return run_golden(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="embedding-conformance",
@@ -54,6 +61,13 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the bundled reference server")
     add_serve_arguments(serve)
     serve.set_defaults(handler=_serve)
+    golden = commands.add_parser(
+        "golden",
+        help="record or verify golden reference vectors",
+        description="Golden directories: reference vectors for the packaged reference corpus.",
+    )
+    add_golden_arguments(golden)
+    golden.set_defaults(handler=_golden)
     commands.add_parser("bench", help="latency of the reference server vs in-process")
     # Listed for --help; main() hands 'worker ...' to the worker's own parser.
     commands.add_parser("worker", help="run a model worker that joins 'serve' over TCP")

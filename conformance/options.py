@@ -265,9 +265,7 @@ def parse_endpoint(text: str) -> Endpoint:
     """Accept ``http://h:p``, ``http://h:p/v1`` or ``http://h:p/any/path/embeddings``."""
     parts = urlsplit(text.strip())
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise pytest.UsageError(
-            f"--endpoint: {text!r} is not an http(s) URL (example: http://localhost:8000)"
-        )
+        raise ValueError(f"{text!r} is not an http(s) URL (example: http://localhost:8000)")
     path = parts.path.rstrip("/")
     if path.endswith("/embeddings"):
         embeddings_path = path
@@ -308,8 +306,12 @@ def endpoint_given(config: pytest.Config) -> bool:
 def resolve_settings(config: pytest.Config, endpoint: str | None = None) -> Settings:
     """All options; ``endpoint`` replaces the given one (the built-in server's real URL)."""
     values = {spec.dest: resolve_value(config, spec) for spec in OPTIONS}
+    try:
+        parsed = parse_endpoint(endpoint or values["endpoint"])
+    except ValueError as exc:
+        raise pytest.UsageError(f"--endpoint: {exc}") from None
     return Settings(
-        endpoint=parse_endpoint(endpoint or values["endpoint"]),
+        endpoint=parsed,
         model=values["model"],
         api_key=values["api_key"],
         request_timeout=values["request_timeout"],

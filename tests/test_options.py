@@ -47,7 +47,7 @@ def test_parse_endpoint_keeps_the_query_string_of_a_full_url() -> None:
     "text", ["ftp://h:8000", "localhost:8000", "h:8000/v1", "http://", "", "file:///tmp/x"]
 )
 def test_parse_endpoint_rejects_a_non_http_url(text: str) -> None:
-    with pytest.raises(pytest.UsageError, match="not an http"):
+    with pytest.raises(ValueError, match="not an http"):
         parse_endpoint(text)
 
 

@@ -21,6 +21,7 @@ from conformance import __version__
 from conformance.client.batch import EmbeddingBatch
 from conformance.client.curl import curl_command
 from conformance.client.decode import ErrorBody, decode_error_body, decode_response
+from conformance.corpus import BadRequest
 from conformance.options import Endpoint
 
 READ_SIZE = 1 << 16
@@ -232,6 +233,12 @@ class EmbeddingsClient:
             reply.elapsed,
             self.with_auth,
         )
+
+    def send_bad(self, bad: BadRequest) -> Exchange:
+        """One of the packaged bad requests, sent exactly as written."""
+        if bad.raw is not None or bad.content_type != JSON:
+            return self.post_raw(bad.payload(self.model), bad.content_type)
+        return self.post(bad.document(self.model))
 
     def embed(self, inputs: Any, **params: Any) -> Exchange:
         """Embed ``inputs`` with optional request parameters (encoding_format, dimensions...)."""

@@ -108,9 +108,10 @@ class WorkerPool:
             "--engine",
             self.engine,
         ]
-        # Share the cores: N workers each running torch on every core thrash each other.
-        threads = max(1, (os.cpu_count() or 1) // max(1, self.count))
-        command += ["--threads", str(threads)]
+        # Share the cores: N workers each running torch on every core thrash each other. One
+        # worker keeps the runtime's own thread set-up, the same as an in-process model's.
+        if self.count > 1:
+            command += ["--threads", str(max(1, (os.cpu_count() or 1) // self.count))]
         command += ["--model", self.model] if self.model else []
         command += ["--fault", self.fault] if self.fault else []
         # Its own process group: vLLM's engine processes under it die with it (killpg).

