@@ -168,6 +168,40 @@ OPTIONS: tuple[OptionSpec, ...] = (
         help="Override the tier's max |Δ| between base64 and float output.",
     ),
     OptionSpec(
+        "reference_atol",
+        "--reference-atol",
+        ("EMBEDDINGS_REFERENCE_ATOL",),
+        parse=_non_negative_float,
+        metavar="X",
+        help="Override the tier's max |Δ| from the reference model's vector.",
+    ),
+    OptionSpec(
+        "cosine_atol",
+        "--cosine-atol",
+        ("EMBEDDINGS_COSINE_ATOL",),
+        parse=_non_negative_float,
+        metavar="X",
+        help="Override the tier's max 1 - cosine similarity to the reference model's vector.",
+    ),
+    OptionSpec(
+        "reference",
+        "--reference",
+        ("EMBEDDINGS_REFERENCE",),
+        metavar="SPEC",
+        help="What vectors are compared with: golden:NAME (bundled), golden:DIR, "
+        "sentence-transformers:PATH (run here), a URL (a live reference endpoint such as bare "
+        "vLLM), or none. Default: the bundled golden of the served model, if there is one.",
+    ),
+    OptionSpec(
+        "baseline",
+        "--baseline",
+        ("EMBEDDINGS_BASELINE",),
+        metavar="PATH",
+        help="Upgrade gate: a golden directory recorded from the server before the change "
+        "(golden record --from-endpoint), holding results.json of its run, or that "
+        "results.json alone. Vector drift, changed answers and new failures are regressions.",
+    ),
+    OptionSpec(
         "max_response_mb",
         "--max-response-mb",
         ("EMBEDDINGS_MAX_RESPONSE_MB",),
@@ -193,6 +227,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
         help="Write the per-requirement verdicts and measurements to this JSON file.",
     ),
 )
+
+
+OPTION_BY_DEST = {spec.dest: spec for spec in OPTIONS}
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -297,6 +334,9 @@ class Settings:
     max_response_bytes: int
     fuzz_examples: int
     results_json: str | None
+    reference: str | None
+    baseline: str | None
+    normalization_given: bool  # --expect-normalized set by the user (else the reference decides)
 
 
 def endpoint_given(config: pytest.Config) -> bool:
@@ -324,8 +364,13 @@ def resolve_settings(config: pytest.Config, endpoint: str | None = None) -> Sett
             vector_atol=values["vector_atol"],
             norm_atol=values["norm_atol"],
             base64_atol=values["base64_atol"],
+            reference_atol=values["reference_atol"],
+            cosine_atol=values["cosine_atol"],
         ),
         max_response_bytes=int(values["max_response_mb"] * (1 << 20)),
         fuzz_examples=values["fuzz_examples"],
         results_json=values["results_json"],
+        reference=values["reference"],
+        baseline=values["baseline"],
+        normalization_given=raw_value(config, OPTION_BY_DEST["expect_normalized"]) is not None,
     )

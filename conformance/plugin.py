@@ -17,6 +17,8 @@ from conformance.builtin import builtin_transport, start_builtin
 from conformance.client import EmbeddingsClient
 from conformance.options import OPTIONS, add_options, endpoint_given, raw_value, resolve_settings
 from conformance.preflight import PreflightError, check_embeddings_route, discover_model
+from conformance.references import GoldenError, parse_reference
+from conformance.references.baseline import load_baseline
 from conformance.reporting.summary import (
     final_line,
     note_lines,
@@ -25,7 +27,7 @@ from conformance.reporting.summary import (
     warning_lines,
 )
 from conformance.reporting.tally import REQUIREMENTS_KEY
-from conformance.requirements import BY_ID, in_profile
+from conformance.requirements import BY_ID
 from conformance.run import RUN_KEY, ConformanceRun
 from conformance.server.process import ServerProcess
 
@@ -104,6 +106,11 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     except PreflightError as exc:
         # A usage error: one message, exit code 4, no test runs.
         raise pytest.UsageError(f"embedding-conformance preflight failed: {exc}") from None
+    try:
+        run.reference = parse_reference(settings.reference, client.model)
+        run.baseline = load_baseline(settings.baseline) if settings.baseline else None
+    except (ValueError, GoldenError) as exc:
+        raise pytest.UsageError(f"embedding-conformance: {exc}") from None
     run.client = client
 
 
@@ -114,11 +121,19 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     s = run.settings
     t = s.tolerances
     model = repr(run.model) if run.model else "(first from /v1/models)"
-    return [
+    lines = [
         f"embedding-conformance {__version__}: {s.endpoint.embeddings_url}, model {model}",
         f"  profile {s.profile}, precision {s.precision}: --vector-atol {t.vector_atol:g} "
-        f"--norm-atol {t.norm_atol:g} --base64-atol {t.base64_atol:g}",
+        f"--norm-atol {t.norm_atol:g} --base64-atol {t.base64_atol:g} "
+        f"--reference-atol {t.reference_atol:g} --cosine-atol {t.cosine_atol:g}",
     ]
+    if run.client is not None:
+        lines.append(
+            f"  reference: {run.reference or 'none (give --reference to compare vectors)'}"
+        )
+    if run.baseline is not None:
+        lines.append(f"  baseline: {run.baseline}")
+    return lines
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -133,7 +148,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if unknown:
             raise pytest.UsageError(f"{item.nodeid}: unknown requirement id(s) {unknown}")
         item.user_properties.append((REQUIREMENTS_KEY, ids))
-        in_scope = not ids or any(in_profile(BY_ID[i], run.settings.profile) for i in ids)
+        in_scope = not ids or any(run.in_play(BY_ID[i]) for i in ids)
         (selected if in_scope else deselected).append(item)
     if deselected:
         config.hook.pytest_deselected(items=deselected)

@@ -305,7 +305,64 @@ CATALOGUE: tuple[Requirement, ...] = (
         "A longer text (a prefix extended) never reports fewer prompt tokens.",
         "usage constant or counted in characters of a truncated text.",
     ),
+    Requirement(
+        "reference.agreement",
+        "MUST",
+        "core",
+        "Every input of the reference corpus embeds as the reference model embeds it (max |Δ| "
+        "and cosine within the precision tier).",
+        "vectors that are well-formed, stable and normalized but wrong: CLS instead of mean "
+        "pooling, a dropped layer, silent truncation, precision lost on the way.",
+    ),
+    Requirement(
+        "reference.over-context",
+        "MUST",
+        "full",
+        "An input past the model's context is rejected with a 4xx or embedded as the reference "
+        "embeds its truncated form.",
+        "truncation at the wrong length, from the wrong end, or without the closing [SEP].",
+    ),
+    Requirement(
+        "reference.retrieval",
+        "MUST",
+        "full",
+        "Each retrieval query finds the same top-3 documents as with the reference model.",
+        "errors small per element that still reorder search results.",
+    ),
+    Requirement(
+        "reference.token-ids",
+        "MUST",
+        "full",
+        "Token ids made with the reference tokenizer embed like their text (or are cleanly "
+        "rejected with a 4xx: UNSUPPORTED).",
+        "token ids re-tokenized as text, special tokens added twice, ids shifted by one.",
+    ),
+    Requirement(
+        "baseline.vectors",
+        "MUST",
+        "full",
+        "With --baseline: every input embeds as it did before the change, within the tier, and "
+        "the same inputs are accepted.",
+        "an engine upgrade that changes pooling, precision or truncation.",
+    ),
+    Requirement(
+        "baseline.shape",
+        "MUST",
+        "full",
+        "With --baseline: answers keep the fields and JSON types they had before the change.",
+        "a field renamed, dropped or retyped by an upgrade, breaking strict clients.",
+    ),
+    Requirement(
+        "baseline.errors",
+        "MUST",
+        "full",
+        "With --baseline: each packaged bad request gets the status (and error envelope) it "
+        "got before the change.",
+        "an upgrade that turns 400s into 422s or 500s, or drops the error envelope.",
+    ),
 )
+
+GATE_PREFIX = "baseline."  # requirements in play only when a baseline is given
 
 BY_ID: dict[str, Requirement] = {requirement.id: requirement for requirement in CATALOGUE}
 

@@ -74,7 +74,7 @@ def test_tolerances_default_to_the_tier(precision: str) -> None:
 
 
 def test_fp32_tier_is_bit_exact_for_base64() -> None:
-    assert tolerances_for("fp32") == Tolerances(vector_atol=1e-5, norm_atol=1e-3, base64_atol=0.0)
+    assert tolerances_for("fp32").base64_atol == 0.0
 
 
 def test_lower_precision_tiers_are_looser() -> None:
@@ -82,6 +82,8 @@ def test_lower_precision_tiers_are_looser() -> None:
     assert fp32.vector_atol < fp16.vector_atol < bf16.vector_atol
     assert fp32.norm_atol < fp16.norm_atol < bf16.norm_atol
     assert fp32.base64_atol < fp16.base64_atol < bf16.base64_atol
+    assert fp32.reference_atol < fp16.reference_atol < bf16.reference_atol
+    assert fp32.cosine_atol < fp16.cosine_atol < bf16.cosine_atol
 
 
 def test_override_replaces_only_the_given_field() -> None:
@@ -92,8 +94,10 @@ def test_override_replaces_only_the_given_field() -> None:
 
 
 def test_all_overrides_apply() -> None:
-    tolerances = tolerances_for("bf16", vector_atol=1.0, norm_atol=2.0, base64_atol=3.0)
-    assert tolerances == Tolerances(vector_atol=1.0, norm_atol=2.0, base64_atol=3.0)
+    tolerances = tolerances_for(
+        "bf16", vector_atol=1.0, norm_atol=2.0, base64_atol=3.0, reference_atol=4.0, cosine_atol=5.0
+    )
+    assert tolerances == Tolerances(1.0, 2.0, 3.0, reference_atol=4.0, cosine_atol=5.0)
 
 
 def test_zero_override_is_applied_not_ignored() -> None:

@@ -80,6 +80,10 @@ class Recording:
     def model(self) -> str:
         return str(self.manifest["model"])
 
+    def matrix(self, case_ids: Sequence[str]) -> npt.NDArray[np.float64]:
+        """Rows for these cases, in this order (KeyError for a case the source rejected)."""
+        return self.vectors[[self.rows[i] for i in case_ids]].astype(np.float64)
+
     def vector(self, case_id: str) -> npt.NDArray[np.float64] | None:
         row = self.rows.get(case_id)
         return None if row is None else self.vectors[row].astype(np.float64)

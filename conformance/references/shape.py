@@ -26,7 +26,7 @@ def response_shape(document: Any, path: str = "") -> list[str]:
     return sorted(set(here))
 
 
-def _shape_of(exchange: Exchange) -> list[str]:
+def shape_of(exchange: Exchange) -> list[str]:
     if exchange.status != 200:
         return [f"HTTP {exchange.status}"]
     try:
@@ -35,7 +35,7 @@ def _shape_of(exchange: Exchange) -> list[str]:
         return ["not JSON"]
 
 
-def _error_answer(exchange: Exchange) -> dict[str, Any]:
+def error_answer(exchange: Exchange) -> dict[str, Any]:
     answer: dict[str, Any] = {"status": exchange.status}
     if exchange.status >= 400:
         answer["envelope"] = not exchange.error_body.deviations()
@@ -47,10 +47,10 @@ def observed_behaviour(client: EmbeddingsClient) -> dict[str, Any]:
     envelope conforms) of every packaged bad request."""
     try:
         shape = {
-            encoding: _shape_of(client.embed(PROBE, encoding_format=encoding))
+            encoding: shape_of(client.embed(PROBE, encoding_format=encoding))
             for encoding in ("float", "base64")
         }
-        errors = {bad.id: _error_answer(client.send_bad(bad)) for bad in load_bad_requests()}
+        errors = {bad.id: error_answer(client.send_bad(bad)) for bad in load_bad_requests()}
     except EndpointError as exc:
         raise EndpointError(f"while observing the endpoint's behaviour: {exc}") from None
     return {"shape": shape, "errors": errors}

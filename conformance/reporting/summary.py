@@ -6,7 +6,6 @@ from typing import Any
 
 from conformance.checks.result import format_value
 from conformance.reporting.tally import Tally, Verdict
-from conformance.requirements import CATALOGUE
 
 
 def _worst_text(verdict: Verdict) -> str:
@@ -22,9 +21,9 @@ def _worst_text(verdict: Verdict) -> str:
 
 def requirement_lines(tally: Tally) -> list[str]:
     """One line per requirement: status, level, id, worst measurement."""
-    width = max(len(r.id) for r in CATALOGUE)
+    width = max(len(r.id) for r in tally.requirements)
     lines = []
-    for requirement in CATALOGUE:
+    for requirement in tally.requirements:
         verdict = tally.verdicts[requirement.id]
         status = "SKIPPED" if verdict.status == "NOT RUN" else verdict.status
         detail = verdict.unsupported if status == "UNSUPPORTED" else _worst_text(verdict)
@@ -37,7 +36,7 @@ def requirement_lines(tally: Tally) -> list[str]:
 def warning_lines(tally: Tally) -> list[str]:
     """SHOULD requirements that failed: reported, but they do not fail the run."""
     lines = []
-    for requirement in CATALOGUE:
+    for requirement in tally.requirements:
         verdict = tally.verdicts[requirement.id]
         if requirement.level == "SHOULD" and verdict.status == "FAIL":
             lines += [f"SHOULD {requirement.id}: {failure}" for failure in verdict.failures[:3]]
@@ -47,7 +46,7 @@ def warning_lines(tally: Tally) -> list[str]:
 def note_lines(tally: Tally) -> list[str]:
     """Limits of what was checked (e.g. no tokenizer to compare token ids with text)."""
     lines = []
-    for requirement in CATALOGUE:
+    for requirement in tally.requirements:
         notes = dict.fromkeys(tally.verdicts[requirement.id].notes)  # once each, in order
         lines += [f"{requirement.id}: {note}" for note in notes]
     return lines
@@ -79,6 +78,6 @@ def results_document(tally: Tally, header: dict[str, Any]) -> dict[str, Any]:
                 "failures": tally.verdicts[requirement.id].failures,
                 "notes": sorted(set(tally.verdicts[requirement.id].notes)),
             }
-            for requirement in CATALOGUE
+            for requirement in tally.requirements
         ],
     }

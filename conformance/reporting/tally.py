@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.requirements import BY_ID, CATALOGUE
+from conformance.requirements import BY_ID, CATALOGUE, Requirement
 
 REQUIREMENTS_KEY = "conformance.requirements"
 CHECK_KEY = "conformance.check"
@@ -91,8 +91,10 @@ class Verdict:
 class Tally:
     """Accumulates verdicts for the whole catalogue over a run."""
 
-    def __init__(self) -> None:
-        self.verdicts: dict[str, Verdict] = {r.id: Verdict() for r in CATALOGUE}
+    def __init__(self, requirements: Iterable[Requirement] = CATALOGUE) -> None:
+        """``requirements``: those in play in this run (the baseline gate's only with one)."""
+        self.requirements = tuple(requirements)
+        self.verdicts: dict[str, Verdict] = {r.id: Verdict() for r in self.requirements}
 
     def add(
         self,
@@ -106,9 +108,12 @@ class Tally:
         requirements: list[str] = next((v for k, v in properties if k == REQUIREMENTS_KEY), [])
         checks = [v for k, v in properties if k == CHECK_KEY]
         for note in (v for k, v in properties if k == NOTE_KEY):
-            self.verdicts[note["requirement"]].notes.append(note["text"])
+            if note["requirement"] in self.verdicts:
+                self.verdicts[note["requirement"]].notes.append(note["text"])
         statuses = statuses_for_test(requirements, checks, outcome, skip_reason)
         for requirement, status in statuses.items():
+            if requirement not in self.verdicts:  # not in play in this run
+                continue
             own = [c for c in checks if c["requirement"] == requirement]
             self.verdicts[requirement].merge(status, own, nodeid, error)
             if status == "UNSUPPORTED":

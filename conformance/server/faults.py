@@ -32,11 +32,22 @@ FAULTS: dict[str, Fault] = {
         Fault("no-normalize", "engine", "the Normalize module skipped: vectors of norm != 1"),
         Fault("cls-pooling", "engine", "CLS pooling instead of the model's mean pooling"),
         Fault(
+            "truncate-64",
+            "engine",
+            "context length configured at 64 tokens: longer inputs silently truncated",
+        ),
+        Fault(
             "padding-unmasked",
             "engine",
             "padding averaged into mean pooling: vectors depend on the batch",
         ),
         Fault("noise", "worker", "nondeterministic kernels: a little noise on every answer"),
+        Fault(
+            "fp16-vectors",
+            "worker",
+            "vectors cast to float16 on the way out (a half-precision output buffer): "
+            "~1e-4 off per element, still unit norm",
+        ),
         Fault("dimensions-ignored", "worker", "'dimensions' accepted and silently ignored"),
         Fault(
             "dimensions-not-renormalized", "worker", "'dimensions' truncates without renormalizing"

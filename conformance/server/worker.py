@@ -48,6 +48,8 @@ def shape_output(
             matrix = _unit_rows(matrix)
     if fault == "noise":
         matrix = _unit_rows(matrix + rng.normal(0.0, 1e-3, matrix.shape).astype(np.float32))
+    if fault == "fp16-vectors":
+        matrix = matrix.astype(np.float16).astype(np.float32)
     return EngineOutput(
         np.ascontiguousarray(matrix, dtype=np.float32), output.rows, output.prompt_tokens
     )

@@ -16,7 +16,14 @@ import pytest
 from conformance.client import EmbeddingsClient, EndpointError, Exchange
 from conformance.corpus import BadRequest, Case, case, cases_tagged
 from conformance.expect import Expect
-from conformance.options import Settings
+from conformance.options import Settings, parse_endpoint
+from conformance.preflight import PreflightError, discover_model
+from conformance.references import GoldenError, Recording, load_golden, reference_cases
+from conformance.references.sources import (
+    RecordError,
+    record_endpoint,
+    record_sentence_transformers,
+)
 from conformance.run import RUN_KEY, ConformanceRun
 
 
@@ -151,3 +158,51 @@ def send_bad_request(client: EmbeddingsClient, bad: BadRequest) -> Exchange:
         return client.send_bad(bad)
     except EndpointError as exc:
         pytest.fail(f"no answer from the endpoint to bad request {bad.id!r}: {exc}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def reference(conformance_run: ConformanceRun) -> Recording | None:
+    """The reference vectors for the reference corpus (None: no reference in this run).
+
+    A golden is read from disk; a live source (a model run here, a reference endpoint) is asked
+    once per test process."""
+    spec = conformance_run.reference
+    if spec is None:
+        return None
+    try:
+        if spec.kind == "golden":
+            return load_golden(spec.location)
+        if spec.kind == "sentence-transformers":
+            return record_sentence_transformers(spec.location, reference_cases(), progress=False)
+        settings = conformance_run.settings
+        client = EmbeddingsClient(parse_endpoint(spec.location), "", None, settings.request_timeout)
+        client.model = discover_model(client)
+        return record_endpoint(client, reference_cases(), progress=False)
+    except (GoldenError, RecordError, PreflightError, EndpointError, ValueError) as exc:
+        pytest.fail(f"reference {spec}: {exc}", pytrace=False)
+
+
+@pytest.fixture
+def needs_reference(reference: Recording | None) -> Recording:
+    if reference is None:
+        pytest.skip(
+            "no reference: the served model has no bundled golden; give --reference "
+            "(golden:DIR, sentence-transformers:PATH or a URL)"
+        )
+    return reference
+
+
+@pytest.fixture(scope="session")
+def expected_dim(settings: Settings, reference: Recording | None) -> int | None:
+    """--expect-dim, else the reference's dimension."""
+    if settings.expect_dim is not None:
+        return settings.expect_dim
+    return reference.dimension if reference is not None else None
+
+
+@pytest.fixture(scope="session")
+def normalized_expected(settings: Settings, reference: Recording | None) -> bool:
+    """--expect-normalized when given, else what the reference's vectors are."""
+    if settings.normalization_given or reference is None:
+        return settings.expect_normalized
+    return reference.normalized

@@ -13,9 +13,9 @@ from conformance.options import Settings
 
 
 @pytest.fixture(autouse=True)
-def _normalized_output_expected(settings: Settings) -> None:
-    if not settings.expect_normalized:
-        pytest.skip("--expect-normalized no: the model's output is not normalized")
+def _normalized_output_expected(normalized_expected: bool) -> None:
+    if not normalized_expected:
+        pytest.skip("the model's output is not normalized (--expect-normalized, or the reference)")
 
 
 @pytest.mark.requirement("normalization.unit-norm")

@@ -19,7 +19,8 @@ class SuiteRun:
 
     def status(self, requirement_id: str) -> str:
         assert self.results is not None, self.output
-        return next(r["status"] for r in self.results["requirements"] if r["id"] == requirement_id)
+        found = (r["status"] for r in self.results["requirements"] if r["id"] == requirement_id)
+        return next(found, "NOT RUN")  # requirements not in play are not in the results
 
     def with_status(self, status: str) -> set[str]:
         assert self.results is not None, self.output

@@ -58,7 +58,7 @@ def resolve_model(model: str | None) -> tuple[str, str]:
 
 
 ENGINES = ("sentence-transformers", "vllm")
-ENGINE_FAULTS = ("per-token", "no-normalize", "cls-pooling", "padding-unmasked")
+ENGINE_FAULTS = ("per-token", "no-normalize", "cls-pooling", "truncate-64", "padding-unmasked")
 
 
 def load_engine(name: str, model: str | None, fault: str | None) -> Engine:

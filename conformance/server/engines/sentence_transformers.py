@@ -28,6 +28,8 @@ class SentenceTransformersEngine:
         loaded: Any = self._model  # sentence-transformers' annotations allow None here
         dimension = getattr(loaded, "get_embedding_dimension", None)
         self.dimension = int((dimension or loaded.get_sentence_embedding_dimension)())
+        if fault == "truncate-64":  # a context length set too small, e.g. by a config default
+            loaded.max_seq_length = 64
         self.max_tokens = int(loaded.max_seq_length)
         self.vocab_size = int(loaded.tokenizer.vocab_size)
 

@@ -1,0 +1,70 @@
+"""The upgrade gate: what the server does now against what it did before the change."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from conformance.checks.result import CheckResult
+
+
+def _none_changed(changes: list[str], total: int, what: str) -> CheckResult:
+    detail = f"{len(changes)} of {total} {what}" + (f"; first: {changes[0]}" if changes else "")
+    return CheckResult(not changes, len(changes), "== 0", float(-len(changes)), detail)
+
+
+# A requirement that passed (or was supported) before and does worse now is a regression.
+WORSE = {("PASS", "FAIL"), ("PASS", "UNSUPPORTED"), ("UNSUPPORTED", "FAIL")}
+
+
+def check_same_acceptance(
+    accepted_before: Collection[str],
+    rejected_before: Collection[str],
+    rejected_now: Collection[str],
+) -> CheckResult:
+    """The inputs the old server embedded are embedded now, and those it rejected (e.g. past
+    its context) are rejected now: a change either way alters what clients get."""
+    changed = [
+        f"{case_id} was {'accepted' if case_id in accepted_before else 'rejected'} before"
+        for case_id in sorted(
+            (set(accepted_before) & set(rejected_now)) | (set(rejected_before) - set(rejected_now))
+        )
+    ]
+    total = len(set(accepted_before) | set(rejected_before))
+    return _none_changed(changed, total, "inputs accepted or rejected differently")
+
+
+def check_shape_kept(before: Mapping[str, list[str]], now: Mapping[str, list[str]]) -> CheckResult:
+    """Every field path (with its JSON type) of the old answers is still there: a field that
+    was dropped, renamed or retyped breaks clients that read it. New fields are allowed."""
+    lost = [
+        f"{encoding} output: {path}"
+        for encoding, paths in before.items()
+        for path in paths
+        if path not in now.get(encoding, [])
+    ]
+    return _none_changed(lost, sum(map(len, before.values())), "fields lost or retyped")
+
+
+def check_errors_kept(before: Mapping[str, Any], now: Mapping[str, Any]) -> CheckResult:
+    """Each bad request gets the status it got before, and keeps a conforming error envelope
+    if it had one."""
+    changed = []
+    for bad_id, old in before.items():
+        new = now.get(bad_id)
+        if new is None:
+            continue  # a bad request this version of the suite no longer sends
+        if new["status"] != old["status"]:
+            changed.append(f"{bad_id}: HTTP {old['status']} before, HTTP {new['status']} now")
+        elif old.get("envelope") and not new.get("envelope"):
+            changed.append(f"{bad_id}: the error envelope no longer conforms")
+    return _none_changed(changed, len(before), "bad requests answered differently")
+
+
+def status_regressions(before: Mapping[str, str], now: Mapping[str, str]) -> list[str]:
+    """Requirements that did worse in this run than in the baseline's run, one line each."""
+    return [
+        f"{requirement}: {before[requirement]} before, {status} now"
+        for requirement, status in now.items()
+        if (before.get(requirement), status) in WORSE
+    ]
