@@ -14,6 +14,7 @@ import pytest
 
 from conformance import __version__
 from conformance.builtin import builtin_transport, start_builtin
+from conformance.checks.baseline import status_regressions
 from conformance.client import EmbeddingsClient
 from conformance.options import OPTIONS, add_options, endpoint_given, raw_value, resolve_settings
 from conformance.preflight import PreflightError, check_embeddings_route, discover_model
@@ -193,12 +194,29 @@ def pytest_terminal_summary(
         terminalreporter.write_sep("-", "SHOULD requirements not met (warnings)")
         for line in warnings:
             terminalreporter.write_line(line, yellow=True)
+    if run.baseline is not None:
+        terminalreporter.write_sep("-", f"against the baseline {run.baseline.path}")
+        for line in run.regressions or ["no requirement does worse than in the baseline's run"]:
+            terminalreporter.write_line(
+                f"REGRESSION {line}" if run.regressions else line, red=bool(run.regressions)
+            )
+        if not run.baseline.statuses:
+            terminalreporter.write_line(
+                "(the baseline holds no results.json: statuses not compared)"
+            )
     terminalreporter.write_line(final_line(run.tally), bold=True)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     run = _run(session.config)
-    if run is None or run.settings.results_json is None or hasattr(session.config, "workerinput"):
+    if run is None or hasattr(session.config, "workerinput"):
+        return
+    if run.baseline is not None:
+        now = {r: v.status for r, v in run.tally.verdicts.items()}
+        run.regressions = status_regressions(run.baseline.statuses, now)
+        if run.regressions:  # also a PASS that became UNSUPPORTED, which fails no test
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    if run.settings.results_json is None:
         return
     header = {
         "endpoint": run.settings.endpoint.embeddings_url,
@@ -208,4 +226,6 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         "version": __version__,
     }
     document = results_document(run.tally, header)
+    if run.baseline is not None:
+        document["baseline"] = {"path": str(run.baseline.path), "regressions": run.regressions}
     Path(run.settings.results_json).write_text(json.dumps(document, indent=2), encoding="utf-8")

@@ -21,6 +21,7 @@ class ConformanceRun:
     client: EmbeddingsClient | None = None  # set once the preflight has passed
     reference: ReferenceSpec | None = None  # set with the client
     baseline: Baseline | None = None  # set with the client, from --baseline
+    regressions: list[str] = field(default_factory=list)  # statuses worse than the baseline's
 
     def __post_init__(self) -> None:
         self.tally = Tally(r for r in CATALOGUE if self.in_play(r))

@@ -140,8 +140,11 @@ def tokenizer(client: EmbeddingsClient) -> Callable[[str], list[int]] | None:
     return lambda text: client.tokenize(text) or []
 
 
+BadAnswers = Callable[[BadRequest], Exchange]
+
+
 @pytest.fixture(scope="session")
-def bad_answers(client: EmbeddingsClient) -> Callable[[BadRequest], Exchange]:
+def bad_answers(client: EmbeddingsClient) -> BadAnswers:
     """The endpoint's answer to each bad request, sent once per session."""
     cache: dict[str, Exchange] = {}
 

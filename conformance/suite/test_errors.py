@@ -3,24 +3,20 @@ keeps working after each one."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
 
 from conformance.checks import errors, vectors
 from conformance.checks.result import CheckResult
-from conformance.client import EmbeddingsClient, EndpointError, Exchange
-from conformance.corpus import BadRequest, load_bad_requests
+from conformance.client import EmbeddingsClient, EndpointError
+from conformance.corpus import load_bad_requests
 from conformance.expect import Expect
-from conformance.suite.fixtures import Answers, send_bad_request
+from conformance.suite.fixtures import Answers, BadAnswers, send_bad_request
 
 BAD = {bad.id: bad for bad in load_bad_requests()}
 MUST_REJECT = [bad_id for bad_id, bad in BAD.items() if bad.expect == "reject"]
 ARGUABLE = [bad_id for bad_id, bad in BAD.items() if bad.expect == "either"]
 OPENAI_BATCH_LIMIT = 2048
 OVER_CONTEXT_WORDS = 3000  # far past the usual 512-token (or 8k-character) contexts
-
-BadAnswers = Callable[[BadRequest], Exchange]
 
 
 @pytest.mark.requirement("errors.rejected")

@@ -3,75 +3,22 @@ a live reference endpoint): the vectors are not only well-formed, they are the r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-import numpy as np
-import numpy.typing as npt
 import pytest
 
 from conformance.checks import reference as checks
-from conformance.checks.result import CheckResult, format_value
-from conformance.client import Exchange
-from conformance.corpus import Case
+from conformance.checks.result import CheckResult
 from conformance.expect import Expect, unsupported
 from conformance.options import Settings
-from conformance.references import Recording, reference_cases
+from conformance.references import Recording
+from conformance.suite.agreement import (
+    CASES,
+    OVER_CONTEXT,
+    compared_cases,
+    embed_cases,
+    expect_agreement,
+    reference_matrix,
+)
 from conformance.suite.fixtures import Answers
-
-Matrix = npt.NDArray[np.float64]
-CHUNK = 16  # inputs per request: a realistic batch, and few requests for the whole corpus
-CASES = {c.id: c for c in reference_cases()}
-OVER_CONTEXT = [c.id for c in CASES.values() if "over-context" in c.tags]
-
-
-def compared_cases(reference: Recording) -> list[Case]:
-    """Every corpus input within the model's context that the reference has a vector for."""
-    return [c for c in CASES.values() if "over-context" not in c.tags and c.id in reference.rows]
-
-
-def embed_cases(
-    expect: Expect, answers: Answers, requirement: str, cases: Sequence[Case]
-) -> tuple[Matrix, list[Exchange]]:
-    """The server's vectors for ``cases`` (float output, in batches of CHUNK), with the
-    exchange that carried each row (for the reproducer)."""
-    rows, carriers = [], []
-    for start in range(0, len(cases), CHUNK):
-        chunk = cases[start : start + CHUNK]
-        exchange = answers.get([c.text for c in chunk], encoding_format="float")
-        rows.append(expect.matrix(requirement, exchange, [c.id for c in chunk]))
-        carriers += [exchange] * len(chunk)
-    try:
-        return np.concatenate(rows), carriers
-    except ValueError as exc:
-        pytest.skip(f"{requirement} could not be measured: {exc} (see dimension.*)")
-
-
-def reference_matrix(reference: Recording, cases: Sequence[Case]) -> Matrix:
-    return reference.matrix([c.id for c in cases])
-
-
-def expect_agreement(
-    expect: Expect,
-    requirement: str,
-    settings: Settings,
-    actual: Matrix,
-    expected: Matrix,
-    ids: Sequence[str],
-    carriers: Sequence[Exchange],
-    what: str,
-) -> None:
-    """Cosine first (it names direction errors such as wrong pooling), then max |Δ| (it names
-    precision loss); the reproducer is the request that carried the worst input."""
-    t = settings.tolerances
-    results = (
-        checks.check_cosine(actual, expected, ids, t.cosine_atol, what),
-        checks.check_max_abs_diff(actual, expected, ids, t.reference_atol, what),
-    )
-    for result in results:
-        carrier = carriers[result.index] if result.index is not None else None
-        expect(requirement, result, exchange=carrier, cases=ids)
-    cosine, diff = (format_value(r.measured) for r in results)
-    expect.note(requirement, f"{what}: 1 - cosine <= {cosine}, max |Δ| <= {diff}")
 
 
 @pytest.mark.requirement("reference.agreement")

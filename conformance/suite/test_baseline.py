@@ -1,0 +1,97 @@
+"""The upgrade gate (``--baseline``): this server against a recording of the server before the
+change. Only in play when a baseline is given; new FAILs against the baseline run's own results
+are reported by the plugin at the end of the run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from conformance.checks import baseline as checks
+from conformance.corpus import load_bad_requests
+from conformance.expect import Expect
+from conformance.options import Settings
+from conformance.references import Recording
+from conformance.references.baseline import Baseline
+from conformance.references.shape import PROBE, error_answer, shape_of
+from conformance.run import ConformanceRun
+from conformance.suite.agreement import CASES, OVER_CONTEXT, embed_cases, expect_agreement
+from conformance.suite.fixtures import Answers, BadAnswers
+
+RECORD_HINT = "record one with: embedding-conformance golden record --from-endpoint OLD_URL"
+
+
+@pytest.fixture(scope="session")
+def baseline(conformance_run: ConformanceRun) -> Baseline:
+    if conformance_run.baseline is None:
+        pytest.skip("no --baseline given")
+    return conformance_run.baseline
+
+
+@pytest.fixture
+def baseline_recording(baseline: Baseline) -> Recording:
+    if baseline.recording is None:
+        pytest.skip(f"the baseline is a results.json alone, with no vectors; {RECORD_HINT}")
+    return baseline.recording
+
+
+@pytest.fixture
+def baseline_behaviour(baseline: Baseline) -> dict[str, Any]:
+    if baseline.behaviour is None:
+        pytest.skip(f"the baseline was not recorded from an endpoint; {RECORD_HINT}")
+    return baseline.behaviour
+
+
+@pytest.mark.requirement("baseline.vectors")
+def test_vectors_as_before(
+    expect: Expect, settings: Settings, answers: Answers, baseline_recording: Recording
+) -> None:
+    over = {i: answers.get(CASES[i].text, encoding_format="float") for i in OVER_CONTEXT}
+    rejected_now = {i for i, exchange in over.items() if 400 <= exchange.status < 500}
+    accepted_before = set(baseline_recording.rows)
+    expect(
+        "baseline.vectors",
+        checks.check_same_acceptance(
+            accepted_before, set(baseline_recording.rejected), rejected_now
+        ),
+    )
+    within = [c for c in CASES.values() if c.id in accepted_before and c.id not in over]
+    actual, carriers = embed_cases(expect, answers, "baseline.vectors", within)
+    ids = [c.id for c in within]
+    for case_id in OVER_CONTEXT:  # past the context: compared where answered before and now
+        if case_id in accepted_before and case_id not in rejected_now:
+            row = expect.matrix("baseline.vectors", over[case_id], [case_id])[:1]
+            actual = np.concatenate([actual, row])
+            carriers.append(over[case_id])
+            ids.append(case_id)
+    expect_agreement(
+        expect,
+        "baseline.vectors",
+        settings,
+        actual,
+        baseline_recording.matrix(ids),
+        ids,
+        carriers,
+        f"{len(ids)} inputs vs the baseline ({baseline_recording.manifest['origin']})",
+    )
+
+
+@pytest.mark.requirement("baseline.shape")
+def test_answers_keep_their_shape(
+    expect: Expect, answers: Answers, baseline_behaviour: dict[str, Any]
+) -> None:
+    now = {
+        encoding: shape_of(answers.get(PROBE, encoding_format=encoding))
+        for encoding in ("float", "base64")
+    }
+    expect("baseline.shape", checks.check_shape_kept(baseline_behaviour["shape"], now))
+
+
+@pytest.mark.requirement("baseline.errors")
+def test_bad_requests_answered_as_before(
+    expect: Expect, bad_answers: BadAnswers, baseline_behaviour: dict[str, Any]
+) -> None:
+    now = {bad.id: error_answer(bad_answers(bad)) for bad in load_bad_requests()}
+    expect("baseline.errors", checks.check_errors_kept(baseline_behaviour["errors"], now))
