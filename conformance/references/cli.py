@@ -10,7 +10,14 @@ from conformance.client import EmbeddingsClient, EndpointError
 from conformance.options import parse_endpoint
 from conformance.preflight import PreflightError, discover_model
 from conformance.references import reference_cases
-from conformance.references.recording import MANIFEST, GoldenError, Recording, problems, save
+from conformance.references.recording import (
+    MANIFEST,
+    GoldenError,
+    Recording,
+    check_writable,
+    problems,
+    save,
+)
 from conformance.references.sources import (
     RecordError,
     record_endpoint,
@@ -80,6 +87,7 @@ def _record(args: argparse.Namespace) -> int:
     import os
 
     cases = reference_cases()
+    check_writable(Path(args.out), overwrite=args.force)
     if args.source is not None:
         if not args.source.startswith(ST_PREFIX):
             raise RecordError(f"--from {args.source!r}: expected sentence-transformers:PATH")

@@ -80,6 +80,16 @@ class Recording:
     def model(self) -> str:
         return str(self.manifest["model"])
 
+    @property
+    def source(self) -> str:
+        """Where the vectors came from, for messages: the library and its version, or the
+        endpoint and the version it reported."""
+        m = self.manifest
+        if m["source"] == "sentence-transformers":
+            return f"sentence-transformers {m['libraries'].get('sentence-transformers', '')}"
+        server = f", server version {m['server']}" if m.get("server") else ""
+        return f"endpoint {m['origin']}{server}"
+
     def matrix(self, case_ids: Sequence[str]) -> npt.NDArray[np.float64]:
         """Rows for these cases, in this order (KeyError for a case the source rejected)."""
         return self.vectors[[self.rows[i] for i in case_ids]].astype(np.float64)
@@ -95,11 +105,16 @@ def _npy_bytes(vectors: Matrix) -> bytes:
     return buffer.getvalue()
 
 
+def check_writable(directory: Path, *, overwrite: bool = False) -> None:
+    """Refuse to replace a non-empty directory unless told (checked before a long recording)."""
+    if directory.exists() and any(directory.iterdir()) and not overwrite:
+        raise GoldenError(f"{directory} exists and is not empty (use --force to replace it)")
+
+
 def save(recording: Recording, directory: Path, *, overwrite: bool = False) -> None:
     """Write the recording to ``directory`` atomically; refuse to replace one unless told."""
     directory = Path(directory)
-    if directory.exists() and any(directory.iterdir()) and not overwrite:
-        raise GoldenError(f"{directory} exists and is not empty (use --force to replace it)")
+    check_writable(directory, overwrite=overwrite)
     data = _npy_bytes(recording.vectors)
     manifest = {
         **recording.manifest,
@@ -118,12 +133,25 @@ def save(recording: Recording, directory: Path, *, overwrite: bool = False) -> N
         (staging / VECTORS).write_bytes(data)
         text = json.dumps(manifest, indent=1, ensure_ascii=False) + "\n"
         (staging / MANIFEST).write_text(text, encoding="utf-8")
-        if directory.exists():
-            shutil.rmtree(directory)
-        os.replace(staging, directory)
+        _swap_in(staging, directory)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+def _swap_in(staging: Path, directory: Path) -> None:
+    """Put ``staging`` where ``directory`` is; an old golden is kept until the new one is in."""
+    if not directory.exists():
+        os.replace(staging, directory)
+        return
+    retired = directory.with_name(f".{directory.name}-old-{os.getpid()}")
+    os.replace(directory, retired)
+    try:
+        os.replace(staging, directory)
+    except BaseException:
+        os.replace(retired, directory)
+        raise
+    shutil.rmtree(retired)
 
 
 def problems(directory: Path) -> list[str]:
@@ -135,6 +163,8 @@ def problems(directory: Path) -> list[str]:
         return [f"{directory}: no {MANIFEST}"]
     except ValueError as exc:
         return [f"{directory / MANIFEST}: not JSON ({exc})"]
+    if not isinstance(manifest, dict):
+        return [f"{directory / MANIFEST}: not a JSON object"]
     found = []
     if manifest.get("format") != FORMAT:
         found.append(f"format {manifest.get('format')!r}, this version reads {FORMAT}")

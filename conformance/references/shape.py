@@ -14,7 +14,7 @@ PROBE = ["hello", "world"]
 
 
 def response_shape(document: Any, path: str = "") -> list[str]:
-    """Every key path of a JSON document with its type, e.g. ``data[].index:integer``; the
+    """Every key path of a JSON document with its type, e.g. ``data[].index:number``; the
     elements of an array are merged, so the shape does not grow with the batch."""
     here = [f"{path or '$'}:{json_type(document)}"]
     if isinstance(document, dict):

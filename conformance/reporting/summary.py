@@ -26,7 +26,9 @@ def requirement_lines(tally: Tally) -> list[str]:
     for requirement in tally.requirements:
         verdict = tally.verdicts[requirement.id]
         status = "SKIPPED" if verdict.status == "NOT RUN" else verdict.status
-        detail = verdict.unsupported if status == "UNSUPPORTED" else _worst_text(verdict)
+        detail = {"UNSUPPORTED": verdict.unsupported, "SKIPPED": verdict.skipped}.get(
+            status, _worst_text(verdict)
+        )
         lines.append(
             f"{status:<11} {requirement.level:<6} {requirement.id:<{width}}  {detail}".rstrip()
         )

@@ -61,6 +61,7 @@ class Verdict:
     failures: list[str] = field(default_factory=list)  # one line per failed check
     notes: list[str] = field(default_factory=list)  # what could not be checked, and why
     unsupported: str = ""  # why the server declined, when the status is UNSUPPORTED
+    skipped: str = ""  # why it could not be checked, when the status is SKIPPED
 
     def merge(
         self, status: str, checks: Iterable[Mapping[str, Any]], nodeid: str, error: str = ""
@@ -120,6 +121,8 @@ class Tally:
                 self.verdicts[requirement].unsupported = skip_reason.removeprefix(
                     UNSUPPORTED_PREFIX
                 )
+            elif status == "SKIPPED" and not self.verdicts[requirement].skipped:
+                self.verdicts[requirement].skipped = skip_reason
 
     def counts(self) -> dict[str, int]:
         """passed / failed (MUST) / warnings (SHOULD failures) / unsupported / skipped."""

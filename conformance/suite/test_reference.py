@@ -35,7 +35,7 @@ def test_every_input_agrees_with_the_reference(
         reference_matrix(needs_reference, cases),
         [c.id for c in cases],
         carriers,
-        f"{len(cases)} inputs vs {needs_reference.model} ({needs_reference.manifest['source']})",
+        f"{len(cases)} inputs vs {needs_reference.model} ({needs_reference.source})",
     )
 
 

