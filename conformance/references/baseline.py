@@ -39,8 +39,8 @@ class Baseline:
     def __str__(self) -> str:
         parts = []
         if self.recording is not None:
-            m = self.recording.manifest
-            parts.append(f"golden {self.path} ({m['source']} {m['origin']}, {m['created']})")
+            created = self.recording.manifest["created"]
+            parts.append(f"golden {self.path} ({self.recording.source}, {created})")
         if self.results is not None:
             parts.append(f"results of {self.results.get('endpoint', 'an earlier run')}")
         return " + ".join(parts)

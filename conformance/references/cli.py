@@ -115,7 +115,7 @@ def _print_summary(recording: Recording, out: str) -> None:
     print(
         f"recorded {len(m['case_ids'])} of {m['corpus']['cases']} cases "
         f"({len(m['rejected'])} rejected by the source), dimension {recording.dimension}, "
-        f"normalized {m['normalized']}, from {m['source']} {m['origin']} -> {out}"
+        f"normalized {m['normalized']}, from {recording.source} -> {out}"
     )
 
 

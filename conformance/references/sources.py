@@ -163,10 +163,12 @@ def record_endpoint(
     *,
     model_dir: str | None = None,
     progress: bool = True,
+    behaviour: bool = True,
 ) -> Recording:
     """Vectors from a live endpoint, asked for float output in batches. A batch that is not
     answered is retried case by case; a case the endpoint rejects with a 4xx (e.g. past its
-    context) is recorded as rejected, anything else stops the recording."""
+    context) is recorded as rejected, anything else stops the recording. ``behaviour``: also
+    record the answers' shape and the error answers (for a baseline)."""
     vectors: dict[str, np.ndarray] = {}
     rejected: dict[str, str] = {}
     with tqdm(total=len(cases), desc=client.model, unit="case", disable=not progress) as bar:
@@ -208,7 +210,7 @@ def record_endpoint(
         over_context="reject" if over and all(i in rejected for i in over) else "truncate",
         case_ids=recorded,
         rejected=rejected,
-        behaviour=observed_behaviour(client),
+        behaviour=observed_behaviour(client) if behaviour else None,
     )
     return Recording(manifest, matrix)
 

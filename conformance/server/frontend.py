@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import sys
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from conformance.server.pool import Reply, WorkerGone, WorkerPool
 from conformance.server.responses import embeddings_body, error_body
 
 JSON = "application/json"
-CROSS_TALK_DELAY = 0.03
+CROSS_TALK_WAIT = 2.0  # the cross-talk fault's longest wait for another answer to land
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,7 @@ class Frontend:
     def __init__(self, pool: WorkerPool, config: FrontendConfig) -> None:
         self.pool, self.config = pool, config
         self._shared_slot = b""  # the cross-talk fault's one buffer for everybody
+        self._in_flight = 0  # requests waiting for a worker's answer
 
     @property
     def model(self) -> ModelInfo:
@@ -74,7 +76,11 @@ class Frontend:
         tokens = isinstance(parsed.inputs[0], list)
         key = "ids" if tokens else "texts"
         header = {"op": "embed", key: parsed.inputs, "dimensions": parsed.dimensions}
-        reply = await self._ask(header)
+        self._in_flight += 1
+        try:
+            reply = await self._ask(header)
+        finally:
+            self._in_flight -= 1
         if isinstance(reply, Response):
             return reply
         try:
@@ -140,8 +146,13 @@ class Frontend:
         )
 
     async def _cross_talk(self, body: bytes) -> bytes:
+        """Every answer is parked in one shared slot; while other requests are still being
+        served, it waits for one of them to overwrite the slot, then returns whatever is there.
+        A request served alone gets its own answer: only concurrency shows the bug."""
         self._shared_slot = body
-        await asyncio.sleep(CROSS_TALK_DELAY)  # meanwhile another request overwrites the slot
+        deadline = time.monotonic() + CROSS_TALK_WAIT
+        while self._shared_slot is body and self._in_flight and time.monotonic() < deadline:
+            await asyncio.sleep(0.002)
         return self._shared_slot
 
     async def tokenize(self, request: Request) -> Response:

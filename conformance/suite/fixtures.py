@@ -180,7 +180,7 @@ def reference(conformance_run: ConformanceRun) -> Recording | None:
         settings = conformance_run.settings
         client = EmbeddingsClient(parse_endpoint(spec.location), "", None, settings.request_timeout)
         client.model = discover_model(client)
-        return record_endpoint(client, reference_cases(), progress=False)
+        return record_endpoint(client, reference_cases(), progress=False, behaviour=False)
     except (GoldenError, RecordError, PreflightError, EndpointError, ValueError) as exc:
         pytest.fail(f"reference {spec}: {exc}", pytrace=False)
 
