@@ -51,6 +51,17 @@ class Reply:
     frames: list[bytes]
 
 
+# glibc hands freed blocks over 128 KiB back to the OS at once, so every forward pass faults in
+# tens of MB of fresh zeroed pages again (~15,000 page faults per batch of 15 x 80 tokens here).
+# Keeping them costs memory the next request needs anyway and makes that batch ~10% faster
+# (165 -> 145 ms). The user's own MALLOC_* settings win.
+WORKER_MALLOC = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_": str(256 << 20)}
+
+
+def worker_environment() -> dict[str, str]:
+    return {**WORKER_MALLOC, **os.environ}
+
+
 class WorkerPool:
     def __init__(
         self,
@@ -115,7 +126,9 @@ class WorkerPool:
         command += ["--model", self.model] if self.model else []
         command += ["--fault", self.fault] if self.fault else []
         # Its own process group: vLLM's engine processes under it die with it (killpg).
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, start_new_session=True)
+        process = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, start_new_session=True, env=worker_environment()
+        )
         self.workers[identity] = WorkerState(identity, process, slot)
 
     async def request(self, header: dict[str, Any]) -> Reply:
