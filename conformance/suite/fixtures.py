@@ -189,8 +189,8 @@ def reference(conformance_run: ConformanceRun) -> Recording | None:
 def needs_reference(reference: Recording | None) -> Recording:
     if reference is None:
         pytest.skip(
-            "no reference: the served model has no bundled golden; give --reference "
-            "(golden:DIR, sentence-transformers:PATH or a URL)"
+            "no reference (--reference none, or no bundled golden for the served model); "
+            "give --reference golden:DIR, sentence-transformers:PATH or a URL"
         )
     return reference
 
