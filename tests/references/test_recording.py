@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -224,9 +225,18 @@ def test_reference_golden_names_a_bundled_source() -> None:
 
 
 def test_reference_golden_names_a_directory(tmp_path: Path) -> None:
-    spec = parse_reference(f"golden:{tmp_path}", MODEL)
+    bundled = bundled_golden(MODEL)
+    assert bundled is not None
+    copy = tmp_path / "copy"
+    shutil.copytree(bundled, copy)
+    spec = parse_reference(f"golden:{copy}", MODEL)
     assert spec is not None
-    assert (spec.kind, spec.location) == ("golden", str(tmp_path))
+    assert (spec.kind, spec.location) == ("golden", str(copy))
+
+
+def test_reference_golden_checks_the_directory_at_once(tmp_path: Path) -> None:
+    with pytest.raises(GoldenError, match=r"no manifest\.json"):
+        parse_reference(f"golden:{tmp_path}", MODEL)
 
 
 def test_reference_endpoint_is_a_url() -> None:
