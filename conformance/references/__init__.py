@@ -43,6 +43,7 @@ class ReferenceSpec:
     kind: Kind
     location: str  # golden directory, model folder or URL
     label: str  # for the report header
+    golden: Recording | None = None  # a golden, read (and verified) when it is named
 
     def __str__(self) -> str:
         return self.label
@@ -74,7 +75,7 @@ def parse_reference(text: str | None, served_model: str) -> ReferenceSpec | None
         label = (
             f"bundled golden {path.parent.name}/{path.name} (default for model {served_model!r})"
         )
-        return ReferenceSpec("golden", str(path), label)
+        return ReferenceSpec("golden", str(path), label, load_golden(path))
     if text == NONE:
         return None
     if text.startswith("golden:"):
@@ -83,8 +84,8 @@ def parse_reference(text: str | None, served_model: str) -> ReferenceSpec | None
         if path is None:
             known = ", ".join(bundled_models()) or "none"
             raise ValueError(f"no golden {name!r}: not a directory, nor a bundled one ({known})")
-        load_golden(path)  # a damaged or outdated golden is a usage error, before any test
-        return ReferenceSpec("golden", str(path), f"golden {path}")
+        # read here: a damaged or outdated golden is a usage error, before any test
+        return ReferenceSpec("golden", str(path), f"golden {path}", load_golden(path))
     if text.startswith("sentence-transformers:"):
         folder = text.removeprefix("sentence-transformers:")
         if not Path(folder).is_dir():

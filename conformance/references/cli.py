@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -84,8 +85,6 @@ def add_golden_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _record(args: argparse.Namespace) -> int:
-    import os
-
     cases = reference_cases()
     check_writable(Path(args.out), overwrite=args.force)
     if args.source is not None:

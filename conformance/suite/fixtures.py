@@ -18,7 +18,7 @@ from conformance.corpus import BadRequest, Case, case, cases_tagged
 from conformance.expect import Expect
 from conformance.options import Settings, parse_endpoint
 from conformance.preflight import PreflightError, discover_model
-from conformance.references import GoldenError, Recording, load_golden, reference_cases
+from conformance.references import Recording, reference_cases
 from conformance.references.sources import (
     RecordError,
     record_endpoint,
@@ -167,21 +167,21 @@ def send_bad_request(client: EmbeddingsClient, bad: BadRequest) -> Exchange:
 def reference(conformance_run: ConformanceRun) -> Recording | None:
     """The reference vectors for the reference corpus (None: no reference in this run).
 
-    A golden is read from disk; a live source (a model run here, a reference endpoint) is asked
-    once per test process."""
+    A golden was read when the run started; a live source (a model run here, a reference
+    endpoint) is asked once per test process."""
     spec = conformance_run.reference
     if spec is None:
         return None
+    if spec.golden is not None:
+        return spec.golden
     try:
-        if spec.kind == "golden":
-            return load_golden(spec.location)
         if spec.kind == "sentence-transformers":
             return record_sentence_transformers(spec.location, reference_cases(), progress=False)
         settings = conformance_run.settings
         client = EmbeddingsClient(parse_endpoint(spec.location), "", None, settings.request_timeout)
         client.model = discover_model(client)
         return record_endpoint(client, reference_cases(), progress=False, behaviour=False)
-    except (GoldenError, RecordError, PreflightError, EndpointError, ValueError) as exc:
+    except (RecordError, PreflightError, EndpointError, ValueError) as exc:
         pytest.fail(f"reference {spec}: {exc}", pytrace=False)
 
 
