@@ -114,7 +114,7 @@ class Frontend:
         try:
             reply = await self.pool.request(header)
         except WorkerGone as exc:
-            message = f"{exc} while serving this request; retry"
+            message = f"{exc}; retry"
             return json_response(error_body(503, message, None, "worker_unavailable"), 503)
         if not reply.header.get("ok"):
             return json_response(error_body(500, reply.header.get("message", "worker error")), 500)

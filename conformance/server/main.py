@@ -69,6 +69,7 @@ def serve(args: argparse.Namespace) -> int:
 
     from conformance.server.frontend import FrontendConfig, build_app
     from conformance.server.pool import WorkerPool
+    from conformance.server.runtime import freeze_long_lived_objects
 
     check_fault(args.fault)
     listener = socket.create_server((args.host, args.port))
@@ -90,6 +91,7 @@ def serve(args: argparse.Namespace) -> int:
     config = FrontendConfig(args.api_key, args.fault, announce=f"LISTENING http://{host}:{port}")
     app = build_app(pool, config)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5))
+    freeze_long_lived_objects()
     server.run(sockets=[listener])
     return 0
 

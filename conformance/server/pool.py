@@ -1,9 +1,10 @@
 """The frontend's side of the request plane: starts workers, spreads requests, survives deaths.
 
 One ZeroMQ ROUTER socket (IPC on one node, TCP across nodes) talks to every worker. Requests
-go to the ready worker with the fewest in flight. A worker that dies fails its in-flight
-requests (the frontend answers 503) and is restarted; requests nobody waits for any more have
-their shared-memory segment unlinked on arrival.
+go to the ready worker with the fewest in flight. A local worker that dies fails its in-flight
+requests (the frontend answers 503) and is restarted; a remote one whose heartbeat stops fails
+them the same way and is forgotten until it speaks again. Answers nobody waits for any more
+have their shared-memory segment unlinked on arrival.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import secrets
 import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from multiprocessing import shared_memory
 from typing import Any
@@ -26,13 +28,15 @@ import zmq.asyncio
 
 from conformance.server import transports
 from conformance.server.api import ModelInfo
+from conformance.server.runtime import worker_environment
 
 START_TIMEOUT = 600.0  # a cold vLLM start compiles for minutes
 SHM_TTL = 60.0
+SILENCE_LIMIT = 5.0  # a remote worker beats every second; after this long silent, it is lost
 
 
 class WorkerGone(Exception):
-    """The worker holding a request died before answering."""
+    """The worker holding a request was lost before answering, or there is no worker."""
 
 
 @dataclass
@@ -43,30 +47,13 @@ class WorkerState:
     ready: bool = False
     shm: bool = False
     pending: set[str] = field(default_factory=set)
+    last_heard: float = field(default_factory=time.monotonic)
 
 
 @dataclass(frozen=True)
 class Reply:
     header: dict[str, Any]
     frames: list[bytes]
-
-
-# Runtime settings for workers; the user's own environment wins.
-# - glibc hands freed blocks over 128 KiB back to the OS at once, so every forward pass faults in
-#   tens of MB of fresh zeroed pages again (~15,000 page faults per batch of 15 x 80 tokens
-#   here). Keeping them costs memory the next request needs anyway: 165 -> 145 ms.
-# - OpenMP threads busy-wait after each parallel region by default, on the cores the frontend
-#   (and other workers) need next; passive waiting hands them back: a 1-input request 14.7 ->
-#   10.5 ms next to another torch process on 2 cores.
-WORKER_ENVIRONMENT = {
-    "MALLOC_MMAP_THRESHOLD_": str(32 << 20),
-    "MALLOC_TRIM_THRESHOLD_": str(256 << 20),
-    "OMP_WAIT_POLICY": "PASSIVE",
-}
-
-
-def worker_environment() -> dict[str, str]:
-    return {**WORKER_ENVIRONMENT, **os.environ}
 
 
 class WorkerPool:
@@ -98,6 +85,7 @@ class WorkerPool:
 
     async def start(self) -> None:
         self._socket.setsockopt(zmq.LINGER, 0)
+        self._socket.setsockopt(zmq.ROUTER_HANDOVER, 1)  # a worker back under its name takes it
         self._socket.bind(self.address)
         if self.transport != "base64":
             self._probe = self._make_probe()
@@ -157,6 +145,8 @@ class WorkerPool:
     async def _least_busy(self) -> WorkerState:
         """A ready worker with the fewest requests in flight (waits while all restart)."""
         while True:
+            if not self.workers:  # remote workers only, all lost: nobody is on the way
+                raise WorkerGone("no worker is connected")
             await asyncio.wait_for(self._ready.wait(), START_TIMEOUT)
             ready = [w for w in self.workers.values() if w.ready]
             if ready:
@@ -167,14 +157,26 @@ class WorkerPool:
         while True:
             identity, raw, *frames = await self._socket.recv_multipart()
             header = json.loads(raw)
-            if header["op"] == "ready":
+            if header["op"] == "alive":  # from the worker's heartbeat socket: it names itself
+                await self._heard(header["worker"].encode())
+            elif header["op"] == "ready":
                 await self._configure(identity, header)
             elif header["op"] == "configured":
                 self._mark_ready(identity, header)
             else:
                 self._deliver(Reply(header, frames))
 
+    async def _heard(self, identity: bytes) -> None:
+        worker = self.workers.get(identity)
+        if worker is not None:
+            worker.last_heard = time.monotonic()
+        else:  # one we gave up on, or that served our predecessor: it must introduce itself
+            await self._socket.send_multipart([identity, b'{"op": "hello"}'])
+
     async def _configure(self, identity: bytes, header: dict[str, Any]) -> None:
+        known = self.workers.get(identity)
+        if known is not None and known.process is None:  # a remote worker that started over
+            self._lose(known, f"worker {identity.decode()} restarted")
         if identity not in self.workers:  # a remote worker joining over TCP
             self.workers[identity] = WorkerState(identity, None, -1)
         self.model_info = ModelInfo(
@@ -201,21 +203,28 @@ class WorkerPool:
         future.set_result(reply)
 
     async def _watch(self) -> None:
-        """Notice dead local workers: fail their requests, start a replacement."""
+        """Notice lost workers: a local one that died is replaced, a silent remote one dropped."""
         while True:
             await asyncio.sleep(0.2)
             for identity, worker in list(self.workers.items()):
-                if worker.process is None or worker.process.poll() is None:
-                    continue
-                del self.workers[identity]
-                kill_group(worker.process)  # orphans (vLLM's engine) must not outlive it
-                for request_id in worker.pending:
-                    future = self._futures.get(request_id)
-                    if future is not None and not future.done():
-                        future.set_exception(WorkerGone(f"worker {identity.decode()} died"))
-                if not any(w.ready for w in self.workers.values()):
-                    self._ready.clear()
-                self._spawn(worker.slot)
+                name = identity.decode()
+                if worker.process is None:
+                    if time.monotonic() - worker.last_heard > SILENCE_LIMIT:
+                        self._lose(worker, f"worker {name} fell silent (no heartbeat)")
+                elif worker.process.poll() is not None:
+                    kill_group(worker.process)  # orphans (vLLM's engine) must not outlive it
+                    self._lose(worker, f"worker {name} died")
+                    self._spawn(worker.slot)
+
+    def _lose(self, worker: WorkerState, reason: str) -> None:
+        """Forget a worker and fail the requests it held."""
+        del self.workers[worker.identity]
+        for request_id in worker.pending:
+            future = self._futures.get(request_id)
+            if future is not None and not future.done():
+                future.set_exception(WorkerGone(f"{reason} while serving this request"))
+        if not any(w.ready for w in self.workers.values()):
+            self._ready.clear()
 
     async def stop(self) -> None:
         for task in self._tasks:

@@ -7,21 +7,28 @@ Protocol (multipart messages on a DEALER socket; the frontend's ROUTER adds our 
   frontend -> worker  [header]                      op 'embed' or 'tokenize', with a request id
   worker -> frontend  [header, item, item, ...]     base64 transport: one item per input
   worker -> frontend  [header]                      shm transport: the handle is in the header
-Headers are JSON objects.
+  worker -> frontend  [header]                      op 'alive' every second, from a second socket
+  frontend -> worker  [header]                      op 'hello': I lost track of you, say 'ready'
+Headers are JSON objects. The heartbeat comes from its own thread and socket, so it goes on while
+a long request computes; a remote worker that falls silent is given up (its requests answered
+503), and one the frontend gave up on, or a restarted frontend, is asked to join again.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
 import sys
 import threading
+import time
 from multiprocessing import shared_memory
 from typing import Any
 
 import numpy as np
+import zmq
 
 from conformance.server import transports
 from conformance.server.engines import (
@@ -32,8 +39,10 @@ from conformance.server.engines import (
     load_engine,
 )
 from conformance.server.faults import check_fault
+from conformance.server.runtime import freeze_long_lived_objects
 
 REAP_INTERVAL = 5.0
+HEARTBEAT_INTERVAL = 1.0  # the frontend gives a remote worker up after 5 s of silence
 
 
 def shape_output(
@@ -79,6 +88,7 @@ class Worker:
         self.engine = engine
         self.fault = fault
         self.prefix: str | None = None
+        self.ttl = 0.0
         self.use_shm = False
         self.rng = np.random.default_rng()
 
@@ -94,18 +104,20 @@ class Worker:
         }
 
     def configure(self, header: dict[str, Any]) -> dict[str, Any]:
-        self.prefix = header["prefix"]
+        """(Re)configure: a frontend that restarted sends a new prefix."""
+        first = self.prefix is None
+        self.prefix, self.ttl = header["prefix"], float(header["ttl"])
         probe = header.get("probe")
         self.use_shm = probe is not None and probe_segment(probe["name"], probe["nonce"])
-        if self.fault != "leak-shm":
-            threading.Thread(target=self._reap_forever, args=(header["ttl"],), daemon=True).start()
+        if first and self.fault != "leak-shm":
+            threading.Thread(target=self._reap_forever, daemon=True).start()
         return {"op": "configured", "shm": self.use_shm}
 
-    def _reap_forever(self, ttl: float) -> None:
-        assert self.prefix is not None
+    def _reap_forever(self) -> None:
         while True:
             threading.Event().wait(REAP_INTERVAL)
-            transports.reap(self.prefix, ttl)
+            if self.prefix:
+                transports.reap(self.prefix, self.ttl)
 
     def handle(self, header: dict[str, Any]) -> list[bytes]:
         """The reply frames for one request; errors become an error header."""
@@ -143,27 +155,46 @@ def _dump(header: dict[str, Any]) -> bytes:
     return json.dumps(header).encode()
 
 
+def beat_forever(context: zmq.Context[zmq.Socket[bytes]], address: str, identity: str) -> None:
+    """Tell the frontend we live, every second, whatever the main thread is busy with."""
+    socket = context.socket(zmq.DEALER)
+    socket.setsockopt(zmq.LINGER, 0)
+    socket.connect(address)
+    message = _dump({"op": "alive", "worker": identity})
+    while True:
+        with contextlib.suppress(zmq.Again):  # no frontend right now: nothing to tell
+            socket.send(message, zmq.NOBLOCK)
+        time.sleep(HEARTBEAT_INTERVAL)
+
+
 def serve(
     address: str, identity: str, engine_name: str, model: str | None, fault: str | None
 ) -> None:
-    import zmq
-
     check_fault(fault)
     engine = load_engine(engine_name, model, fault if fault in ENGINE_FAULTS else None)
+    freeze_long_lived_objects()
     worker = Worker(engine, fault)
-    socket: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.DEALER)
+    context: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
+    socket: zmq.Socket[bytes] = context.socket(zmq.DEALER)
     socket.setsockopt(zmq.IDENTITY, identity.encode())
     socket.setsockopt(zmq.LINGER, 0)
     socket.connect(address)
     socket.send_multipart([_dump(worker.ready())])
+    beating = False
     while True:
         header = json.loads(socket.recv_multipart()[0])
         if header["op"] == "stop":
             return
-        if header["op"] == "config":
+        if header["op"] == "hello":
+            socket.send_multipart([_dump(worker.ready())])
+        elif header["op"] == "config":
             socket.send_multipart([_dump(worker.configure(header))])
-            continue
-        socket.send_multipart(worker.handle(header))
+            if not beating:  # beats begin once the frontend knows us
+                beat = threading.Thread(target=beat_forever, args=(context, address, identity))
+                beat.daemon, beating = True, True
+                beat.start()
+        else:
+            socket.send_multipart(worker.handle(header))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import requests
 
+from conformance.server.process import ServerProcess
 from tests.conftest import reference_server
 from tests.support.server_process import REPO
 
@@ -134,22 +135,35 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def test_remote_worker_joins_over_tcp_with_base64() -> None:
+def remote_worker(address: str, identity: str = "remote-1") -> subprocess.Popen[bytes]:
+    """``embedding-conformance worker`` joining a frontend, as on another node."""
+    command = ["-m", "conformance.cli", "worker", "--connect", address, "--identity", identity]
+    return subprocess.Popen([sys.executable, *command], cwd=REPO)
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGCONT)  # a stopped process would not see SIGTERM
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def remote_frontend() -> tuple[str, ServerProcess]:
+    """A frontend with no local worker, waiting on TCP for remote ones."""
     address = f"tcp://127.0.0.1:{free_port()}"
-    frontend = reference_server("--workers", "0", "--worker-address", address)
-    worker = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "conformance.cli",
-            "worker",
-            "--connect",
-            address,
-            "--identity",
-            "remote-1",
-        ],
-        cwd=REPO,
-    )
+    return address, reference_server("--workers", "0", "--worker-address", address)
+
+
+def send_in_background(url: str, input: Any) -> tuple[threading.Thread, list[requests.Response]]:
+    answers: list[requests.Response] = []
+    thread = threading.Thread(target=lambda: answers.append(embed(url, input)))
+    thread.start()
+    return thread, answers
+
+
+def test_remote_worker_joins_over_tcp_with_base64() -> None:
+    address, frontend = remote_frontend()
+    worker = remote_worker(address)
     try:
         url = frontend.start(timeout=120)  # announced once the remote worker is ready
         (joined,) = health(url)["workers"]
@@ -157,6 +171,49 @@ def test_remote_worker_joins_over_tcp_with_base64() -> None:
         answer = embed(url, ["over", "tcp"], encoding_format="base64")
         assert answer.status_code == 200 and len(answer.json()["data"]) == 2
     finally:
-        worker.terminate()
-        worker.wait(timeout=30)
+        stop(worker)
+        frontend.stop()
+
+
+def test_remote_worker_killed_mid_request_gets_503_and_a_new_one_joins() -> None:
+    address, frontend = remote_frontend()
+    worker = remote_worker(address)
+    try:
+        url = frontend.start(timeout=120)
+        slow, answers = send_in_background(url, LONG_BATCH)
+        time.sleep(1.0)  # the worker is busy with the long batch
+        worker.kill()  # as a node that goes away: nothing tells the frontend but the silence
+        started = time.monotonic()
+        slow.join(timeout=60)
+        assert answers[0].status_code == 503, answers[0].text
+        error = answers[0].json()["error"]
+        assert error["code"] == "worker_unavailable" and "fell silent" in error["message"]
+        assert time.monotonic() - started < 10  # the silence limit (5 s), not a client timeout
+        assert health(url)["workers"] == []
+        nobody = embed(url, "anyone there?")  # at once, not after waiting for a worker
+        assert nobody.status_code == 503 and "no worker" in nobody.json()["error"]["message"]
+        worker = remote_worker(address)  # the node comes back under the same name
+        wait_for(lambda: [w["identity"] for w in health(url)["workers"]] == ["remote-1"])
+        assert embed(url, "after the restart").status_code == 200
+    finally:
+        stop(worker)
+        frontend.stop()
+
+
+def test_remote_worker_that_falls_silent_is_dropped_and_rejoins_when_it_speaks() -> None:
+    address, frontend = remote_frontend()
+    worker = remote_worker(address)
+    try:
+        url = frontend.start(timeout=120)
+        slow, answers = send_in_background(url, LONG_BATCH)
+        time.sleep(1.0)
+        worker.send_signal(signal.SIGSTOP)  # hung, or cut off by the network: the link stays up
+        slow.join(timeout=60)
+        assert answers[0].status_code == 503 and health(url)["workers"] == []
+        worker.send_signal(signal.SIGCONT)  # its next heartbeat gets it asked to join again
+        wait_for(lambda: [w["identity"] for w in health(url)["workers"]] == ["remote-1"])
+        # Its late answer to the dropped request is thrown away; new requests are served.
+        assert embed(url, ["back", "again"]).status_code == 200
+    finally:
+        stop(worker)
         frontend.stop()
