@@ -23,6 +23,7 @@ import pytest
 from conformance.tolerances import PRECISIONS, Tolerances, tolerances_for
 
 PROFILES = ("core", "full")
+API_KEY_ENV = ("EMBEDDINGS_API_KEY", "OPENAI_API_KEY")  # the suite's and the openai client's
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec(
         "api_key",
         "--api-key",
-        ("EMBEDDINGS_API_KEY", "OPENAI_API_KEY"),
+        API_KEY_ENV,
         metavar="KEY",
         help="Sent as 'Authorization: Bearer KEY'; never printed. Prefer the environment "
         "variable EMBEDDINGS_API_KEY (then OPENAI_API_KEY) over the flag.",
@@ -248,14 +249,19 @@ def add_options(parser: pytest.Parser) -> None:
         parser.addini(spec.ini, spec.help, default="")
 
 
+def env_value(names: tuple[str, ...]) -> str | None:
+    """The first of these environment variables that is set and not empty."""
+    return next((os.environ[name] for name in names if os.environ.get(name)), None)
+
+
 def raw_value(config: pytest.Config, spec: OptionSpec) -> str | None:
     """The option's text from the first source that sets it, or None."""
     given = config.getoption(f"embeddings_{spec.dest}")
     if given is not None:
         return str(given)
-    for name in spec.env:
-        if os.environ.get(name):
-            return os.environ[name]
+    from_env = env_value(spec.env)
+    if from_env is not None:
+        return from_env
     ini = config.getini(spec.ini)
     return str(ini) if ini else None
 

@@ -16,6 +16,7 @@ from conformance.cli import main
 from conformance.references import Recording, bundled_golden, load_golden, reference_cases
 from conformance.references.recording import problems
 from conformance.tolerances import TIERS
+from tests.conftest import API_KEY
 from tests.support.bare_vllm import model_dir
 
 FP32 = TIERS["fp32"]
@@ -109,3 +110,20 @@ def test_record_from_an_endpoint_that_is_not_there_writes_nothing(
     assert capsys.readouterr().err.startswith("error: ")
     assert not out.exists()
     assert list(tmp_path.iterdir()) == []  # no staging directory left either
+
+
+def test_record_from_a_protected_endpoint_takes_the_key_the_suite_takes(
+    auth_server: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    record = ["golden", "record", "--from-endpoint", auth_server, "--quiet", "--out"]
+    monkeypatch.delenv("EMBEDDINGS_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert main([*record, str(tmp_path / "refused")]) == 1
+    assert "401" in capsys.readouterr().err
+    assert not (tmp_path / "refused").exists()
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)  # what the openai client reads too
+    assert main([*record, str(tmp_path / "recorded")]) == 0
+    assert problems(tmp_path / "recorded") == []

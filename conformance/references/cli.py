@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 from conformance.client import EmbeddingsClient, EndpointError
-from conformance.options import parse_endpoint
+from conformance.options import API_KEY_ENV, env_value, parse_endpoint
 from conformance.preflight import PreflightError, discover_model
 from conformance.references import reference_cases
 from conformance.references.recording import (
@@ -56,7 +55,9 @@ def add_golden_arguments(parser: argparse.ArgumentParser) -> None:
         "the first from /v1/models; sentence-transformers: the name in the manifest)",
     )
     record.add_argument(
-        "--api-key", metavar="KEY", help="bearer token for the endpoint (or EMBEDDINGS_API_KEY)"
+        "--api-key",
+        metavar="KEY",
+        help="bearer token for the endpoint (default: EMBEDDINGS_API_KEY, then OPENAI_API_KEY)",
     )
     record.add_argument(
         "--weights",
@@ -95,7 +96,7 @@ def _record(args: argparse.Namespace) -> int:
             folder, cases, name=args.model, progress=not args.quiet
         )
     else:
-        api_key = args.api_key or os.environ.get("EMBEDDINGS_API_KEY")
+        api_key = args.api_key or env_value(API_KEY_ENV)
         client = EmbeddingsClient(
             parse_endpoint(args.from_endpoint), args.model or "", api_key, args.request_timeout
         )
