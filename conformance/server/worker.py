@@ -190,9 +190,9 @@ def serve(
         elif header["op"] == "config":
             socket.send_multipart([_dump(worker.configure(header))])
             if not beating:  # beats begin once the frontend knows us
-                beat = threading.Thread(target=beat_forever, args=(context, address, identity))
-                beat.daemon, beating = True, True
-                beat.start()
+                args = (context, address, identity)
+                threading.Thread(target=beat_forever, args=args, daemon=True).start()
+                beating = True
         else:
             socket.send_multipart(worker.handle(header))
 
