@@ -7,6 +7,7 @@ import os
 import shlex
 import shutil
 import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -80,3 +81,42 @@ def test_shell_expands_the_key_variable_and_nothing_else() -> None:
     ).stdout.splitlines()
     assert "Authorization: Bearer secret-from-env" in out
     assert json.loads(out[out.index("-d") + 1]) == body
+
+
+def saved_body(command: str) -> Path:
+    args = shlex.split(command)
+    assert "-d" not in args
+    return Path(args[args.index("--data-binary") + 1].removeprefix("@"))
+
+
+def test_a_long_body_goes_to_a_file_and_the_command_stays_short(tmp_path: Path) -> None:
+    body = {"model": "m", "input": ["the same words"] * 2049}
+    command = curl_command(URL, body, with_auth=False, bodies=tmp_path)
+    assert len(command) < 300
+    path = saved_body(command)
+    assert path.parent == tmp_path and json.loads(path.read_bytes()) == body
+    again = curl_command(URL, body, with_auth=False, bodies=tmp_path)
+    assert again == command and len(list(tmp_path.iterdir())) == 1  # one file per body
+    short = curl_command(URL, BODY, with_auth=False, bodies=tmp_path)
+    assert data_argument(short) == BODY  # short bodies stay inline
+
+
+def test_a_long_malformed_body_is_saved_byte_for_byte(tmp_path: Path) -> None:
+    raw = b'{"model": "m", "input": "' + b"\xff\xfe not utf-8 \n\r" * 400
+    assert saved_body(curl_command(URL, raw, with_auth=False, bodies=tmp_path)).read_bytes() == raw
+
+
+def test_where_no_file_can_be_written_the_body_stays_inline(tmp_path: Path) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory")
+    body = {"model": "m", "input": ["x"] * 2049}
+    assert data_argument(curl_command(URL, body, with_auth=False, bodies=blocked / "sub")) == body
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl")
+def test_the_saved_reproducer_runs_against_a_real_server(clean_server: str, tmp_path: Path) -> None:
+    body = {"model": "all-MiniLM-L6-v2", "input": [f"sentence {i}" for i in range(400)]}
+    command = curl_command(f"{clean_server}/v1/embeddings", body, with_auth=False, bodies=tmp_path)
+    saved_body(command)  # it did go to a file
+    out = subprocess.run(["sh", "-c", command], capture_output=True, check=True, timeout=120)
+    assert len(json.loads(out.stdout)["data"]) == 400
