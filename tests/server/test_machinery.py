@@ -217,3 +217,18 @@ def test_remote_worker_that_falls_silent_is_dropped_and_rejoins_when_it_speaks()
     finally:
         stop(worker)
         frontend.stop()
+
+
+def test_remote_worker_joins_a_restarted_frontend_by_itself() -> None:
+    address, first = remote_frontend()
+    worker = remote_worker(address)
+    try:
+        assert embed(first.start(timeout=120), "before").status_code == 200
+        first.stop()  # the worker outlives it and keeps beating at the same address
+        second = reference_server("--workers", "0", "--worker-address", address)
+        with second as url:  # announced only once a worker is ready: ours, asked to rejoin
+            assert [w["identity"] for w in health(url)["workers"]] == ["remote-1"]
+            assert embed(url, "after").status_code == 200
+    finally:
+        stop(worker)
+        first.stop()
