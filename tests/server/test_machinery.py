@@ -10,6 +10,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +32,19 @@ def embed(url: str, input: Any, **params: Any) -> requests.Response:
     return requests.post(f"{url}/v1/embeddings", json=body, timeout=120)
 
 
+def send_in_background(url: str, input: Any) -> tuple[threading.Thread, list[requests.Response]]:
+    answers: list[requests.Response] = []
+    thread = threading.Thread(target=lambda: answers.append(embed(url, input)))
+    thread.start()
+    return thread, answers
+
+
 def health(url: str) -> dict[str, Any]:
     return dict(requests.get(f"{url}/health", timeout=10).json())
+
+
+def worker_names(url: str) -> list[str]:
+    return [w["identity"] for w in health(url)["workers"]]
 
 
 def segments(prefix: str) -> list[str]:
@@ -60,9 +74,7 @@ def test_identical_bytes_from_both_transports() -> None:
 
 def test_worker_killed_mid_request_gets_503_then_recovers(clean_server: str) -> None:
     (worker,) = health(clean_server)["workers"]
-    answers: list[requests.Response] = []
-    slow = threading.Thread(target=lambda: answers.append(embed(clean_server, LONG_BATCH)))
-    slow.start()
+    slow, answers = send_in_background(clean_server, LONG_BATCH)
     time.sleep(1.0)  # the worker is busy with the long batch
     os.kill(worker["pid"], signal.SIGKILL)
     slow.join(timeout=60)
@@ -148,41 +160,46 @@ def stop(process: subprocess.Popen[bytes]) -> None:
         process.wait(timeout=30)
 
 
-def remote_frontend() -> tuple[str, ServerProcess]:
+def remote_frontend(address: str) -> ServerProcess:
     """A frontend with no local worker, waiting on TCP for remote ones."""
+    return reference_server("--workers", "0", "--worker-address", address)
+
+
+@dataclass
+class Remote:
+    address: str
+    frontend: ServerProcess
+    worker: subprocess.Popen[bytes]  # a test may put a new one in its place
+    url: str = ""
+
+
+@contextmanager
+def remote_setup() -> Iterator[Remote]:
+    """A frontend on TCP and one remote worker ('remote-1') that joined it; both stopped after."""
     address = f"tcp://127.0.0.1:{free_port()}"
-    return address, reference_server("--workers", "0", "--worker-address", address)
-
-
-def send_in_background(url: str, input: Any) -> tuple[threading.Thread, list[requests.Response]]:
-    answers: list[requests.Response] = []
-    thread = threading.Thread(target=lambda: answers.append(embed(url, input)))
-    thread.start()
-    return thread, answers
+    remote = Remote(address, remote_frontend(address), remote_worker(address))
+    try:
+        remote.url = remote.frontend.start(timeout=120)  # announced once the worker is ready
+        yield remote
+    finally:
+        stop(remote.worker)
+        remote.frontend.stop()
 
 
 def test_remote_worker_joins_over_tcp_with_base64() -> None:
-    address, frontend = remote_frontend()
-    worker = remote_worker(address)
-    try:
-        url = frontend.start(timeout=120)  # announced once the remote worker is ready
-        (joined,) = health(url)["workers"]
+    with remote_setup() as remote:
+        (joined,) = health(remote.url)["workers"]
         assert joined["identity"] == "remote-1" and joined["pid"] is None
-        answer = embed(url, ["over", "tcp"], encoding_format="base64")
+        answer = embed(remote.url, ["over", "tcp"], encoding_format="base64")
         assert answer.status_code == 200 and len(answer.json()["data"]) == 2
-    finally:
-        stop(worker)
-        frontend.stop()
 
 
 def test_remote_worker_killed_mid_request_gets_503_and_a_new_one_joins() -> None:
-    address, frontend = remote_frontend()
-    worker = remote_worker(address)
-    try:
-        url = frontend.start(timeout=120)
+    with remote_setup() as remote:
+        url = remote.url
         slow, answers = send_in_background(url, LONG_BATCH)
         time.sleep(1.0)  # the worker is busy with the long batch
-        worker.kill()  # as a node that goes away: nothing tells the frontend but the silence
+        remote.worker.kill()  # as a node that goes away: nothing tells the frontend but silence
         started = time.monotonic()
         slow.join(timeout=60)
         assert answers[0].status_code == 503, answers[0].text
@@ -192,43 +209,29 @@ def test_remote_worker_killed_mid_request_gets_503_and_a_new_one_joins() -> None
         assert health(url)["workers"] == []
         nobody = embed(url, "anyone there?")  # at once, not after waiting for a worker
         assert nobody.status_code == 503 and "no worker" in nobody.json()["error"]["message"]
-        worker = remote_worker(address)  # the node comes back under the same name
-        wait_for(lambda: [w["identity"] for w in health(url)["workers"]] == ["remote-1"])
+        remote.worker = remote_worker(remote.address)  # the node comes back under its name
+        wait_for(lambda: worker_names(url) == ["remote-1"])
         assert embed(url, "after the restart").status_code == 200
-    finally:
-        stop(worker)
-        frontend.stop()
 
 
 def test_remote_worker_that_falls_silent_is_dropped_and_rejoins_when_it_speaks() -> None:
-    address, frontend = remote_frontend()
-    worker = remote_worker(address)
-    try:
-        url = frontend.start(timeout=120)
+    with remote_setup() as remote:
+        url = remote.url
         slow, answers = send_in_background(url, LONG_BATCH)
         time.sleep(1.0)
-        worker.send_signal(signal.SIGSTOP)  # hung, or cut off by the network: the link stays up
+        remote.worker.send_signal(signal.SIGSTOP)  # hung, or cut off: the link stays up
         slow.join(timeout=60)
         assert answers[0].status_code == 503 and health(url)["workers"] == []
-        worker.send_signal(signal.SIGCONT)  # its next heartbeat gets it asked to join again
-        wait_for(lambda: [w["identity"] for w in health(url)["workers"]] == ["remote-1"])
+        remote.worker.send_signal(signal.SIGCONT)  # its next heartbeat gets it asked back
+        wait_for(lambda: worker_names(url) == ["remote-1"])
         # Its late answer to the dropped request is thrown away; new requests are served.
         assert embed(url, ["back", "again"]).status_code == 200
-    finally:
-        stop(worker)
-        frontend.stop()
 
 
 def test_remote_worker_joins_a_restarted_frontend_by_itself() -> None:
-    address, first = remote_frontend()
-    worker = remote_worker(address)
-    try:
-        assert embed(first.start(timeout=120), "before").status_code == 200
-        first.stop()  # the worker outlives it and keeps beating at the same address
-        second = reference_server("--workers", "0", "--worker-address", address)
-        with second as url:  # announced only once a worker is ready: ours, asked to rejoin
-            assert [w["identity"] for w in health(url)["workers"]] == ["remote-1"]
+    with remote_setup() as remote:
+        assert embed(remote.url, "before").status_code == 200
+        remote.frontend.stop()  # the worker outlives it and keeps beating at the same address
+        with remote_frontend(remote.address) as url:  # announced once ours has rejoined
+            assert worker_names(url) == ["remote-1"]
             assert embed(url, "after").status_code == 200
-    finally:
-        stop(worker)
-        first.stop()
