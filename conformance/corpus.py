@@ -19,7 +19,7 @@ class Case:
 
 @cache
 def load_cases(name: str = "core") -> tuple[Case, ...]:
-    path = resources.files("conformance") / "fixtures" / f"{name}.json"
+    path = resources.files("conformance.fixtures") / f"{name}.json"
     document = json.loads(path.read_text(encoding="utf-8"))
     return tuple(
         Case(
@@ -64,7 +64,7 @@ MODEL_PLACEHOLDER = "$MODEL"
 
 @cache
 def load_bad_requests() -> tuple[BadRequest, ...]:
-    path = resources.files("conformance") / "fixtures" / "bad_requests.json"
+    path = resources.files("conformance.fixtures") / "bad_requests.json"
     document = json.loads(path.read_text(encoding="utf-8"))
     return tuple(
         BadRequest(

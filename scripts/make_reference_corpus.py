@@ -1,4 +1,4 @@
-"""(Re)compute the derived data of conformance/fixtures/reference.json and verify its rules.
+"""(Re)compute the derived data of fixtures/reference.json and verify its rules.
 
 reference.json is the corpus that reference vectors (golden files) are recorded for and that
 servers are compared against. Its texts are written by hand; one field is derived and must never
@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_PATH = ROOT / "conformance" / "fixtures" / "reference.json"
+DEFAULT_PATH = ROOT / "fixtures" / "reference.json"
 MAX_TOKENS = 256
 PARAGRAPH_MAX_TOKENS = 249  # "under 250": room for a server that adds a token or two
 TOKEN_IDS_TAG = "token-ids"

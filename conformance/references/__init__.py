@@ -30,7 +30,7 @@ def reference_cases() -> tuple[Case, ...]:
 
 
 def golden_root() -> Path:
-    return Path(str(resources.files("conformance") / "golden"))
+    return Path(str(resources.files("conformance.golden")))
 
 
 def bundled_models() -> list[str]:
