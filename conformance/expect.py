@@ -11,15 +11,15 @@ from collections.abc import Sequence
 from dataclasses import asdict
 
 import numpy as np
-import numpy.typing as npt
 import pytest
 
 from conformance.checks import CheckResult
-from conformance.client import EmbeddingBatch, Exchange
+from conformance.checks.compare import check_same_vectors
+from conformance.checks.status import check_embedded
+from conformance.client import Exchange
 from conformance.reporting.tally import CHECK_KEY, NOTE_KEY, UNSUPPORTED_PREFIX
 from conformance.requirements import BY_ID
-
-Matrix = npt.NDArray[np.float64]
+from conformance.wire import EmbeddingBatch, Matrix
 
 
 class ConformanceWarning(UserWarning):
@@ -44,8 +44,9 @@ def failure_message(
 class Expect:
     """Bound to one test item; call it once per check."""
 
-    def __init__(self, item: pytest.Item) -> None:
+    def __init__(self, item: pytest.Item, vector_atol: float) -> None:
         self.item = item
+        self.vector_atol = vector_atol  # the limit for answers that must carry the same vectors
         self.declared = [i for marker in item.iter_markers("requirement") for i in marker.args]
 
     def __call__(
@@ -84,12 +85,8 @@ class Expect:
         embeddings envelope fails ``requirement_id`` (it cannot be measured)."""
         if exchange.batch is not None and exchange.status == 200:
             return exchange.batch
-        result = CheckResult(
-            False,
-            f"HTTP {exchange.status}",
-            "HTTP 200 with an embeddings envelope",
-            None,
-            exchange.problem or "no embeddings envelope",
+        result = check_embedded(
+            exchange.status, False, exchange.problem or "no embeddings envelope"
         )
         self(requirement_id, result, exchange=exchange, cases=cases)
         pytest.skip(f"{requirement_id} could not be measured: {exchange.describe()[:200]}")
@@ -114,6 +111,19 @@ class Expect:
             return np.concatenate(rows)
         except ValueError as exc:
             pytest.skip(f"{requirement_id} could not be measured: {exc} (see dimension.*)")
+
+    def same_vectors(
+        self,
+        requirement_id: str,
+        exchange: Exchange,
+        cases: Sequence[str],
+        expected: Matrix,
+        what: str,
+    ) -> None:
+        """The answer's vectors (one row per case) equal ``expected`` within vector_atol."""
+        actual = self.matrix(requirement_id, exchange, cases)
+        result = check_same_vectors(actual, expected, self.vector_atol, what)
+        self(requirement_id, result, exchange=exchange, cases=cases)
 
 
 def unsupported(reason: str) -> None:

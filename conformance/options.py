@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
+from conformance.client import Endpoint, parse_endpoint
 from conformance.tolerances import PRECISIONS, Tolerances, tolerances_for
 
 PROFILES = ("core", "full")
@@ -44,25 +44,21 @@ class OptionSpec:
         return f"embeddings_{self.dest}"
 
 
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if value <= 0:
-        raise ValueError(f"must be > 0, got {text}")
-    return value
+def _bounded(convert: Callable[[str], Any], lowest: float, words: str) -> Callable[[str], Any]:
+    """A parser of numbers ``>= lowest`` (``> 0`` when lowest is 0 and words say so)."""
+
+    def parse(text: str) -> Any:
+        value = convert(text)
+        if value < lowest or (value == lowest and words == "> 0"):
+            raise ValueError(f"must be {words}, got {text}")
+        return value
+
+    return parse
 
 
-def _non_negative_float(text: str) -> float:
-    value = float(text)
-    if value < 0:
-        raise ValueError(f"must be >= 0, got {text}")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise ValueError(f"must be a positive integer, got {text}")
-    return value
+_positive_float = _bounded(float, 0, "> 0")
+_non_negative_float = _bounded(float, 0, ">= 0")
+_positive_int = _bounded(int, 1, "a positive integer")
 
 
 def _yes_no(text: str) -> bool:
@@ -230,9 +226,6 @@ OPTIONS: tuple[OptionSpec, ...] = (
 )
 
 
-OPTION_BY_DEST = {spec.dest: spec for spec in OPTIONS}
-
-
 def add_options(parser: pytest.Parser) -> None:
     """Register every option as a flag and an ini key (the flag's default is 'not given')."""
     group = parser.getgroup("embedding-conformance", "OpenAI-compatible embeddings conformance")
@@ -254,8 +247,7 @@ def env_value(names: tuple[str, ...]) -> str | None:
     return next((os.environ[name] for name in names if os.environ.get(name)), None)
 
 
-def raw_value(config: pytest.Config, spec: OptionSpec) -> str | None:
-    """The option's text from the first source that sets it, or None."""
+def _given(config: pytest.Config, spec: OptionSpec) -> str | None:
     given = config.getoption(f"embeddings_{spec.dest}")
     if given is not None:
         return str(given)
@@ -266,8 +258,13 @@ def raw_value(config: pytest.Config, spec: OptionSpec) -> str | None:
     return str(ini) if ini else None
 
 
-def resolve_value(config: pytest.Config, spec: OptionSpec) -> Any:
-    text = raw_value(config, spec)
+def given_options(config: pytest.Config) -> dict[str, str | None]:
+    """Every option's text, by name, from the first source that sets it (None: not given).
+    The one place options are read."""
+    return {spec.dest: _given(config, spec) for spec in OPTIONS}
+
+
+def _parse(spec: OptionSpec, text: str | None) -> Any:
     if text is None:
         return spec.default
     if spec.choices is not None and text not in spec.choices:
@@ -279,57 +276,11 @@ def resolve_value(config: pytest.Config, spec: OptionSpec) -> Any:
 
 
 @dataclass(frozen=True)
-class Endpoint:
-    """Where the embeddings and models routes live, derived from what the user typed."""
-
-    embeddings_url: str
-    models_url: str
-
-    @property
-    def api_base(self) -> str | None:
-        """Base URL for OpenAI-style clients (they append '/embeddings' and take no query
-        string), or None when this endpoint cannot be written that way."""
-        parts = urlsplit(self.embeddings_url)
-        head, _, tail = parts.path.rpartition("/")
-        if tail != "embeddings" or parts.query:
-            return None
-        return urlunsplit((parts.scheme, parts.netloc, head, "", ""))
-
-    @property
-    def tokenize_url(self) -> str | None:
-        """Where a vLLM-style server offers POST /tokenize (beside /v1), if it can be named."""
-        base = self.api_base
-        if base is None:
-            return None
-        return base.removesuffix("/v1") + "/tokenize"
-
-
-def parse_endpoint(text: str) -> Endpoint:
-    """Accept ``http://h:p``, ``http://h:p/v1`` or ``http://h:p/any/path/embeddings``."""
-    parts = urlsplit(text.strip())
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError(f"{text!r} is not an http(s) URL (example: http://localhost:8000)")
-    path = parts.path.rstrip("/")
-    if path.endswith("/embeddings"):
-        embeddings_path = path
-    elif path.endswith("/v1"):
-        embeddings_path = path + "/embeddings"
-    else:
-        embeddings_path = path + "/v1/embeddings"
-    models_path = embeddings_path.rpartition("/")[0] + "/models"
-
-    def url(route: str) -> str:
-        return urlunsplit((parts.scheme, parts.netloc, route, parts.query, ""))
-
-    return Endpoint(embeddings_url=url(embeddings_path), models_url=url(models_path))
-
-
-@dataclass(frozen=True)
 class Settings:
     """The resolved configuration of one conformance run."""
 
     endpoint: Endpoint
-    model: str | None
+    model: str | None  # None until the preflight names the first model the endpoint lists
     api_key: str | None
     request_timeout: float
     profile: str
@@ -344,20 +295,31 @@ class Settings:
     baseline: str | None
     normalization_given: bool  # --expect-normalized set by the user (else the reference decides)
 
+    def to_json(self) -> dict[str, Any]:
+        """Plain data, for xdist workers (they receive the controller's settings once)."""
+        return asdict(self)
 
-def endpoint_given(config: pytest.Config) -> bool:
-    return raw_value(config, OPTIONS[0]) is not None
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Settings:
+        return cls(
+            **{
+                **data,
+                "endpoint": Endpoint(**data["endpoint"]),
+                "tolerances": Tolerances(**data["tolerances"]),
+            }
+        )
 
 
-def resolve_settings(config: pytest.Config, endpoint: str | None = None) -> Settings:
-    """All options; ``endpoint`` replaces the given one (the built-in server's real URL)."""
-    values = {spec.dest: resolve_value(config, spec) for spec in OPTIONS}
+def resolve_settings(given: dict[str, str | None], endpoint_url: str) -> Settings:
+    """Parse every given option; ``endpoint_url`` is the URL to test (the built-in server's
+    real one for 'builtin'). Raises pytest.UsageError naming the bad flag."""
+    values = {spec.dest: _parse(spec, given[spec.dest]) for spec in OPTIONS}
     try:
-        parsed = parse_endpoint(endpoint or values["endpoint"])
+        endpoint = parse_endpoint(endpoint_url)
     except ValueError as exc:
         raise pytest.UsageError(f"--endpoint: {exc}") from None
     return Settings(
-        endpoint=parsed,
+        endpoint=endpoint,
         model=values["model"],
         api_key=values["api_key"],
         request_timeout=values["request_timeout"],
@@ -378,5 +340,5 @@ def resolve_settings(config: pytest.Config, endpoint: str | None = None) -> Sett
         results_json=values["results_json"],
         reference=values["reference"],
         baseline=values["baseline"],
-        normalization_given=raw_value(config, OPTION_BY_DEST["expect_normalized"]) is not None,
+        normalization_given=given["expect_normalized"] is not None,
     )

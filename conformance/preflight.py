@@ -7,10 +7,11 @@ page of identical failures and never a green run.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, TypeVar
 
-from conformance.client import EmbeddingsClient, EndpointError
+from conformance.client import EmbeddingsClient, Endpoint, EndpointError, HttpClient
+from conformance.client.http import MAX_RESPONSE_BYTES
 
 PREFLIGHT_INPUT = "conformance preflight"
 
@@ -53,16 +54,50 @@ def _common_failure(url: str, status: int, headers: Mapping[str, str], raw: byte
     return None
 
 
-def discover_model(client: EmbeddingsClient) -> str:
-    """The first model id from GET /v1/models."""
-    url = client.endpoint.models_url
+def open_client(
+    endpoint: Endpoint,
+    model: str | None,
+    api_key: str | None,
+    timeout: float,
+    max_bytes: int = MAX_RESPONSE_BYTES,
+) -> EmbeddingsClient:
+    """A client for ``model``, or for the first model the endpoint lists when it is None."""
+    if model is None:
+        model = discover_model(HttpClient(endpoint, api_key, timeout, max_bytes))
+    return EmbeddingsClient(endpoint, model, api_key, timeout, max_bytes)
+
+
+class Answer(Protocol):
+    """An HTTP answer as both routes give it (HttpReply, Exchange)."""
+
+    @property
+    def status(self) -> int: ...
+    @property
+    def headers(self) -> dict[str, str]: ...
+    @property
+    def raw(self) -> bytes: ...
+
+
+AnswerT = TypeVar("AnswerT", bound=Answer)
+
+
+def _usable(url: str, ask: Callable[[], AnswerT]) -> AnswerT:
+    """The answer to ``ask()``, unless there is none or it fails the same way on every route
+    (credentials, redirects, a page that is not JSON)."""
     try:
-        response = client.get_models()
+        answer = ask()
     except EndpointError as exc:
         raise PreflightError(f"no usable answer from the endpoint: {exc}") from None
-    failure = _common_failure(url, response.status, response.headers, response.raw)
+    failure = _common_failure(url, answer.status, answer.headers, answer.raw)
     if failure:
         raise PreflightError(failure)
+    return answer
+
+
+def discover_model(client: HttpClient) -> str:
+    """The first model id from GET /v1/models."""
+    url = client.endpoint.models_url
+    response = _usable(url, client.get_models)
     document = _json_or_none(response.raw)
     data = document.get("data") if isinstance(document, dict) else None
     if (
@@ -88,13 +123,7 @@ def _model_unknown(document: Any, model: str) -> bool:
 def check_embeddings_route(client: EmbeddingsClient) -> None:
     """POST one small input; raise PreflightError unless a 200 JSON object comes back."""
     url = client.endpoint.embeddings_url
-    try:
-        exchange = client.embed(PREFLIGHT_INPUT)
-    except EndpointError as exc:
-        raise PreflightError(f"no usable answer from the endpoint: {exc}") from None
-    failure = _common_failure(url, exchange.status, exchange.headers, exchange.raw)
-    if failure:
-        raise PreflightError(failure)
+    exchange = _usable(url, lambda: client.embed(PREFLIGHT_INPUT))
     document = _json_or_none(exchange.raw)
     if exchange.status == 404 and _model_unknown(document, client.model):
         raise PreflightError(

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conformance.checks.reference import cosine_distances
+from conformance.checks.agreement import cosine_distances
 from conformance.cli import main
 from conformance.references import Recording, bundled_golden, load_golden, reference_cases
 from conformance.references.recording import problems

@@ -91,7 +91,7 @@ def test_fuzzing_reports_the_planted_5xx_with_a_reproducer(tmp_path: Path) -> No
 
 def test_failure_message_explains_itself(tmp_path: Path) -> None:
     with reference_server("--fault", "no-normalize") as base_url:
-        run = run_suite(tmp_path, "--endpoint", base_url, "-k", "test_batch_has_unit_norm")
+        run = run_suite(tmp_path, "--endpoint", base_url, "-k", "normalization.unit-norm:batch")
     message = run.output[run.output.index("[MUST normalization.unit-norm]") :]
     assert "measured" in message and "vs allowed <= 0.001" in message
     assert "input: case 'batch-" in message

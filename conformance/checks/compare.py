@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 
 from conformance.checks.result import CheckResult, at_most
-
-Matrix = npt.NDArray[np.float64]
+from conformance.wire import Matrix
 
 
 def check_same_vectors(actual: Matrix, expected: Matrix, atol: float, what: str) -> CheckResult:

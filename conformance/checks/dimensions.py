@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from conformance.checks.compare import Matrix, check_same_vectors
+from conformance.checks.compare import check_same_vectors
 from conformance.checks.result import CheckResult
+from conformance.checks.vectors import Vectors, check_expected_dimension
+from conformance.wire import Matrix
 
 
 def renormalized_prefix(full: Matrix, dimensions: int) -> Matrix:
@@ -13,6 +15,19 @@ def renormalized_prefix(full: Matrix, dimensions: int) -> Matrix:
     prefix = full[:, :dimensions]
     norms = np.linalg.norm(prefix, axis=1, keepdims=True)
     return prefix / np.where(norms == 0, 1.0, norms)
+
+
+def check_honoured(vectors: Vectors, dimensions: int, native: int) -> CheckResult:
+    """Asked for d dimensions, every vector has exactly d entries.
+
+    Names the most common real bug apart: full native-length vectors mean the parameter was
+    silently ignored."""
+    result = check_expected_dimension(vectors, dimensions)
+    ignored = all(len(v) == native for v in vectors if v is not None)
+    if result.passed or not ignored:
+        return result
+    what = f"full {native}-entry vectors: 'dimensions' silently ignored"
+    return CheckResult(False, native, f"== {dimensions}", None, what, 0)
 
 
 def check_renormalized(reduced: Matrix, full: Matrix, dimensions: int, atol: float) -> CheckResult:

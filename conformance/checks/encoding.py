@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from conformance.checks.result import CheckResult, no_offenders
-from conformance.client.batch import EmbeddingBatch
+from conformance.wire import EmbeddingBatch
 
 
 def check_base64_honoured(batch: EmbeddingBatch) -> CheckResult:

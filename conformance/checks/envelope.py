@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from conformance.checks.result import CheckResult, equals, no_offenders
-from conformance.client.batch import EmbeddingBatch
+from conformance.wire import EmbeddingBatch, Item
 
 
 def _is_int(value: Any) -> bool:
@@ -24,18 +25,26 @@ def check_item_count(batch: EmbeddingBatch, n_inputs: int) -> CheckResult:
     return equals(len(batch.items), n_inputs, f"number of data items for {n_inputs} inputs")
 
 
+def _items_offending(
+    batch: EmbeddingBatch,
+    offends: Callable[[Item], bool],
+    describe: Callable[[Item], str],
+    what: str,
+) -> CheckResult:
+    """Pass when no item offends; the first offender is described for the message."""
+    offenders = [i for i, item in enumerate(batch.items) if offends(item)]
+    example = describe(batch.items[offenders[0]]) if offenders else ""
+    return no_offenders(offenders, len(batch.items), what, example)
+
+
 def check_item_shape(batch: EmbeddingBatch) -> CheckResult:
     """Each item has ``object: "embedding"`` and an integer ``index``."""
-    offenders = [
-        i
-        for i, item in enumerate(batch.items)
-        if item.object != "embedding" or not _is_int(item.index)
-    ]
-    example = ""
-    if offenders:
-        item = batch.items[offenders[0]]
-        example = f"object={item.object!r}, index={item.index!r}"
-    return no_offenders(offenders, len(batch.items), "items malformed", example)
+    return _items_offending(
+        batch,
+        lambda item: item.object != "embedding" or not _is_int(item.index),
+        lambda item: f"object={item.object!r}, index={item.index!r}",
+        "items malformed",
+    )
 
 
 def check_index_order(batch: EmbeddingBatch) -> CheckResult:
@@ -56,12 +65,12 @@ def check_number_arrays(batch: EmbeddingBatch) -> CheckResult:
     """With float encoding each embedding is one flat array of JSON numbers.
 
     Catches numbers sent as strings and the per-token matrix (an array of arrays)."""
-    offenders = [i for i, item in enumerate(batch.items) if item.encoding != "float"]
-    example = ""
-    if offenders:
-        item = batch.items[offenders[0]]
-        example = f"{item.encoding}: {item.problem}"
-    return no_offenders(offenders, len(batch.items), "embeddings not a flat number array", example)
+    return _items_offending(
+        batch,
+        lambda item: item.encoding != "float",
+        lambda item: f"{item.encoding}: {item.problem}",
+        "embeddings not a flat number array",
+    )
 
 
 def check_usage(batch: EmbeddingBatch) -> CheckResult:

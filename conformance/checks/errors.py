@@ -1,37 +1,31 @@
-"""Checks of how a server answers requests it should refuse."""
+"""Checks of the error answers: OpenAI's error envelope and the unknown-model answer."""
 
 from __future__ import annotations
 
 from conformance.checks.result import CheckResult
-from conformance.client.decode import ErrorBody
+from conformance.wire import ErrorBody
+
+ENVELOPE_FIELDS = ("message", "type", "param", "code")
 
 
-def _status(status: int) -> str:
-    return f"HTTP {status}"
-
-
-def check_rejected(status: int, what: str) -> CheckResult:
-    """A malformed request gets a 4xx: a 2xx means garbage was accepted, a 5xx that it was
-    never validated."""
-    return CheckResult(400 <= status < 500, _status(status), "4xx", None, what)
-
-
-def check_no_5xx(status: int, envelope_ok: bool, what: str) -> CheckResult:
-    """An arguable request may be refused (4xx) or served (200 with a valid envelope), but it
-    must never crash the handler (5xx)."""
-    if status >= 500:
-        return CheckResult(False, _status(status), "< 500", None, what)
-    if status == 200 and not envelope_ok:
-        return CheckResult(
-            False, "HTTP 200 without a valid envelope", "4xx, or 200 with one", None, what
-        )
-    return CheckResult(True, _status(status), "< 500", None, what)
+def envelope_deviations(body: ErrorBody) -> list[str]:
+    """How an error body differs from OpenAI's envelope, one phrase each; empty when it
+    conforms. ``param`` and ``code`` may be null, but must be present."""
+    if not body.is_json:
+        return ["body is not JSON"]
+    if body.error is None:
+        return ["no 'error' object at the top level"]
+    problems = [f"error.{key} missing" for key in ENVELOPE_FIELDS if key not in body.error]
+    for key in ("message", "type"):
+        if key in body.error and not isinstance(body.error[key], str):
+            problems.append(f"error.{key} is not a string")
+    return problems
 
 
 def check_error_envelope(body: ErrorBody, what: str) -> CheckResult:
     """The error body is OpenAI's {'error': {'message', 'type', 'param', 'code'}}; reports
     which fields deviate (param and code may be null but must be present)."""
-    deviations = body.deviations()
+    deviations = envelope_deviations(body)
     measured = "; ".join(deviations) if deviations else "conforming envelope"
     return CheckResult(
         not deviations, measured, "{'error': {message, type, param, code}}", None, what

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
 from conformance.checks.result import CheckResult
+from conformance.wire import EmbeddingBatch
 
 
 def check_labelled_answer(
@@ -25,3 +31,36 @@ def check_labelled_answer(
     return CheckResult(
         ok, measured, "4xx, or 200 with a valid envelope", None, f"arguable body: {what}"
     )
+
+
+def check_generated(examples: int, violations: Sequence[CheckResult]) -> CheckResult:
+    """Every generated body was answered as its label demands. Hypothesis shrinks a failure
+    and replays the minimal example last, so the last violation is the one to report."""
+    if violations:
+        return violations[-1]
+    return CheckResult(
+        True, examples, "examples without a violation", None, "generated request bodies"
+    )
+
+
+def input_count(body: Mapping[str, Any]) -> int:
+    """How many vectors a body asks for: one per list element, else one."""
+    return len(body["input"]) if isinstance(body.get("input"), list) else 1
+
+
+def has_valid_vectors(batch: EmbeddingBatch | None, dim: int) -> bool:
+    """Every vector is present, finite and of the native dimension."""
+    if batch is None:
+        return False
+    return all(
+        v is not None and len(v) == dim and bool(np.isfinite(v).all()) for v in batch.vectors
+    )
+
+
+def check_answer_to(
+    label: str, body: Mapping[str, Any], status: int, batch: EmbeddingBatch | None, dim: int
+) -> CheckResult:
+    """One generated body's answer, judged by its label (see check_labelled_answer)."""
+    envelope_ok = status == 200 and has_valid_vectors(batch, dim)
+    count_ok = batch is not None and len(batch.items) == input_count(body)
+    return check_labelled_answer(label, status, envelope_ok, count_ok, str(body)[:120])

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from conformance.checks.result import CheckResult, at_most, equals, no_offenders
-from conformance.client.batch import Vector
+from conformance.wire import Vector
 
 Vectors = Sequence[Vector | None]
 

@@ -1,6 +1,14 @@
-"""HTTP access to the endpoint under test; everything past this package sees decoded numpy data."""
+"""HTTP access to the endpoint under test; everything past this package sees decoded numpy data
+(:mod:`conformance.wire`)."""
 
-from conformance.client.batch import EmbeddingBatch, Item, Usage
-from conformance.client.http import EmbeddingsClient, EndpointError, Exchange
+from conformance.client.endpoint import Endpoint, parse_endpoint
+from conformance.client.http import EmbeddingsClient, EndpointError, Exchange, HttpClient
 
-__all__ = ["EmbeddingBatch", "EmbeddingsClient", "EndpointError", "Exchange", "Item", "Usage"]
+__all__ = [
+    "EmbeddingsClient",
+    "Endpoint",
+    "EndpointError",
+    "Exchange",
+    "HttpClient",
+    "parse_endpoint",
+]

@@ -10,12 +10,11 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from conformance.client.batch import EmbeddingBatch, Item, Usage
+from conformance.wire import EmbeddingBatch, ErrorBody, Item, Usage
 
 
 def _is_number(value: Any) -> bool:
@@ -110,34 +109,6 @@ def decode_response(document: Any) -> EmbeddingBatch:
         items=items,
         data_is_list=isinstance(data, list),
     )
-
-
-@dataclass(frozen=True)
-class ErrorBody:
-    """What an error response carried, against OpenAI's {'error': {...}} envelope."""
-
-    is_json: bool
-    error: dict[str, Any] | None  # the 'error' object, when there is one
-
-    def deviations(self) -> list[str]:
-        """Human-readable differences from the envelope; empty when it conforms."""
-        if not self.is_json:
-            return ["body is not JSON"]
-        if self.error is None:
-            return ["no 'error' object at the top level"]
-        problems = [
-            f"error.{key} missing"
-            for key in ("message", "type", "param", "code")
-            if key not in self.error
-        ]
-        for key in ("message", "type"):
-            if key in self.error and not isinstance(self.error[key], str):
-                problems.append(f"error.{key} is not a string")
-        return problems
-
-    @property
-    def code(self) -> Any:
-        return self.error.get("code") if self.error else None
 
 
 def decode_error_body(raw: bytes) -> ErrorBody:

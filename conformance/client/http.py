@@ -18,13 +18,14 @@ import requests
 import urllib3
 
 from conformance import __version__
-from conformance.client.batch import EmbeddingBatch
 from conformance.client.curl import curl_command
-from conformance.client.decode import ErrorBody, decode_error_body, decode_response
+from conformance.client.decode import decode_error_body, decode_response
+from conformance.client.endpoint import Endpoint
 from conformance.corpus import BadRequest
-from conformance.options import Endpoint
+from conformance.wire import EmbeddingBatch, ErrorBody
 
 READ_SIZE = 1 << 16
+MAX_RESPONSE_BYTES = 64 << 20  # the default of --max-response-mb
 JSON = "application/json"
 
 
@@ -43,17 +44,13 @@ def describe_failure(exc: Exception) -> str:
 
 
 @dataclass(frozen=True)
-class Reply:
+class HttpReply:
     """A complete HTTP answer."""
 
     status: int
     headers: dict[str, str]  # names lower-cased
     raw: bytes
     elapsed: float
-
-    @property
-    def content_type(self) -> str:
-        return self.headers.get("content-type", "")
 
 
 def _reject_constant(name: str) -> float:
@@ -120,19 +117,18 @@ class Exchange:
         return f"HTTP {self.status} {kind}{reason}: {snippet}"
 
 
-class EmbeddingsClient:
-    """Sends requests for one model; safe to share between threads."""
+class HttpClient:
+    """Requests to one endpoint's routes, with its credentials and limits; safe to share
+    between threads. Knows no model: enough to list the models an endpoint serves."""
 
     def __init__(
         self,
         endpoint: Endpoint,
-        model: str,
         api_key: str | None,
         timeout: float,
-        max_response_bytes: int = 64 << 20,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
         self.endpoint = endpoint
-        self.model = model
         self.timeout = timeout
         self.max_response_bytes = max_response_bytes
         self._api_key = api_key
@@ -159,7 +155,7 @@ class EmbeddingsClient:
 
     def send(
         self, method: str, url: str, body: bytes | None = None, content_type: str | None = None
-    ) -> Reply:
+    ) -> HttpReply:
         """One request, its whole answer read within the deadline and the size cap."""
         started = time.monotonic()
         try:
@@ -185,7 +181,7 @@ class EmbeddingsClient:
         finally:
             response.close()
         headers = {name.lower(): value for name, value in response.headers.items()}
-        return Reply(response.status_code, headers, raw, time.monotonic() - started)
+        return HttpReply(response.status_code, headers, raw, time.monotonic() - started)
 
     def _read(self, response: requests.Response, started: float) -> bytes:
         chunks: list[bytes] = []
@@ -206,6 +202,24 @@ class EmbeddingsClient:
                     "(--max-response-mb); stopped reading"
                 )
             chunks.append(chunk)
+
+    def get_models(self) -> HttpReply:
+        return self.send("GET", self.endpoint.models_url)
+
+
+class EmbeddingsClient(HttpClient):
+    """Sends embeddings requests for one model."""
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        model: str,
+        api_key: str | None,
+        timeout: float,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
+    ) -> None:
+        super().__init__(endpoint, api_key, timeout, max_response_bytes)
+        self.model = model
 
     def post(self, document: Any) -> Exchange:
         """POST a JSON document to the embeddings route."""
@@ -243,9 +257,6 @@ class EmbeddingsClient:
     def embed(self, inputs: Any, **params: Any) -> Exchange:
         """Embed ``inputs`` with optional request parameters (encoding_format, dimensions...)."""
         return self.post({"model": self.model, "input": inputs, **params})
-
-    def get_models(self) -> Reply:
-        return self.send("GET", self.endpoint.models_url)
 
     def tokenize(self, text: str) -> list[int] | None:
         """Token ids (with special tokens) from a vLLM-style /tokenize route; None if absent."""

@@ -48,6 +48,12 @@ class ReferenceSpec:
     def __str__(self) -> str:
         return self.label
 
+    @property
+    def spec(self) -> str:
+        """The ``--reference`` text that names this reference again (for xdist workers)."""
+        prefix = {"golden": "golden:", "sentence-transformers": "sentence-transformers:"}
+        return prefix.get(self.kind, "") + self.location
+
 
 def bundled_golden(name: str) -> Path | None:
     """``MODEL`` or ``MODEL/SOURCE`` among the bundled goldens; the model matches without case

@@ -6,9 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from conformance.client import EmbeddingsClient, EndpointError
-from conformance.options import API_KEY_ENV, env_value, parse_endpoint
-from conformance.preflight import PreflightError, discover_model
+from conformance.client import EndpointError, parse_endpoint
+from conformance.options import API_KEY_ENV, env_value
+from conformance.preflight import PreflightError, open_client
 from conformance.references import reference_cases
 from conformance.references.recording import (
     MANIFEST,
@@ -97,11 +97,9 @@ def _record(args: argparse.Namespace) -> int:
         )
     else:
         api_key = args.api_key or env_value(API_KEY_ENV)
-        client = EmbeddingsClient(
-            parse_endpoint(args.from_endpoint), args.model or "", api_key, args.request_timeout
-        )
         try:
-            client.model = args.model or discover_model(client)
+            endpoint = parse_endpoint(args.from_endpoint)
+            client = open_client(endpoint, args.model, api_key, args.request_timeout)
         except PreflightError as exc:
             raise RecordError(str(exc)) from None
         recording = record_endpoint(client, cases, model_dir=args.weights, progress=not args.quiet)

@@ -30,12 +30,13 @@ import numpy as np
 import numpy.typing as npt
 
 from conformance.corpus import Case
+from conformance.wire import Matrix, Vector
 
 FORMAT = 1
 MANIFEST = "manifest.json"
 VECTORS = "vectors.npy"
 
-Matrix = npt.NDArray[np.float32]
+StoredVectors = npt.NDArray[np.float32]  # as kept on disk; read back as float64
 
 
 class GoldenError(Exception):
@@ -57,7 +58,7 @@ class Recording:
     """Reference vectors by case id, with the manifest that says where they come from."""
 
     manifest: dict[str, Any]
-    vectors: Matrix
+    vectors: StoredVectors
 
     @cached_property
     def rows(self) -> dict[str, int]:
@@ -90,16 +91,16 @@ class Recording:
         server = f", server version {m['server']}" if m.get("server") else ""
         return f"endpoint {m['origin']}{server}"
 
-    def matrix(self, case_ids: Sequence[str]) -> npt.NDArray[np.float64]:
+    def matrix(self, case_ids: Sequence[str]) -> Matrix:
         """Rows for these cases, in this order (KeyError for a case the source rejected)."""
         return self.vectors[[self.rows[i] for i in case_ids]].astype(np.float64)
 
-    def vector(self, case_id: str) -> npt.NDArray[np.float64] | None:
+    def vector(self, case_id: str) -> Vector | None:
         row = self.rows.get(case_id)
         return None if row is None else self.vectors[row].astype(np.float64)
 
 
-def _npy_bytes(vectors: Matrix) -> bytes:
+def _npy_bytes(vectors: StoredVectors) -> bytes:
     buffer = io.BytesIO()
     np.save(buffer, np.ascontiguousarray(vectors, dtype="<f4"), allow_pickle=False)
     return buffer.getvalue()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from conformance.checks.errors import envelope_deviations
 from conformance.client import EmbeddingsClient, EndpointError, Exchange
 from conformance.client.decode import json_type
 from conformance.client.http import parse_json
@@ -38,7 +39,7 @@ def shape_of(exchange: Exchange) -> list[str]:
 def error_answer(exchange: Exchange) -> dict[str, Any]:
     answer: dict[str, Any] = {"status": exchange.status}
     if exchange.status >= 400:
-        answer["envelope"] = not exchange.error_body.deviations()
+        answer["envelope"] = not envelope_deviations(exchange.error_body)
     return answer
 
 

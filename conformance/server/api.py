@@ -24,17 +24,6 @@ class ApiError(Exception):
         super().__init__(message)
         self.status, self.message, self.param, self.code = status, message, param, code
 
-    def envelope(self) -> dict[str, Any]:
-        error_type = "server_error" if self.status >= 500 else "invalid_request_error"
-        return {
-            "error": {
-                "message": self.message,
-                "type": error_type,
-                "param": self.param,
-                "code": self.code,
-            }
-        }
-
 
 @dataclass(frozen=True)
 class ModelInfo:

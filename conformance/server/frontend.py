@@ -27,7 +27,7 @@ from conformance.server.api import (
     parse_embeddings_request,
     parse_tokenize_request,
 )
-from conformance.server.pool import Reply, WorkerGone, WorkerPool
+from conformance.server.pool import WorkerGone, WorkerPool, WorkerReply
 from conformance.server.responses import embeddings_body, error_body
 
 JSON = "application/json"
@@ -110,7 +110,7 @@ class Frontend:
             raise ApiError(401, "Incorrect API key provided", None, "invalid_api_key")
         check_content_type(request.headers.get("content-type"))
 
-    async def _ask(self, header: dict[str, Any]) -> Reply | Response:
+    async def _ask(self, header: dict[str, Any]) -> WorkerReply | Response:
         try:
             reply = await self.pool.request(header)
         except WorkerGone as exc:
@@ -120,10 +120,10 @@ class Frontend:
             return json_response(error_body(500, reply.header.get("message", "worker error")), 500)
         return reply
 
-    def _render(self, reply: Reply, encoding_format: str) -> bytes:
+    def _render(self, reply: WorkerReply, encoding_format: str) -> bytes:
         header = reply.header
         items: list[bytes] | None = None
-        matrix: transports.Matrix | None
+        matrix: transports.Float32Matrix | None
         if header["transport"] == "shm":
             handle = transports.validate_handle(header["shm"], self.pool.prefix)
             matrix = transports.read_segment(handle, unlink=self.config.fault != "leak-shm")

@@ -51,7 +51,7 @@ class WorkerState:
 
 
 @dataclass(frozen=True)
-class Reply:
+class WorkerReply:
     header: dict[str, Any]
     frames: list[bytes]
 
@@ -74,7 +74,7 @@ class WorkerPool:
         self.shm_ttl = shm_ttl
         self.model_info: ModelInfo | None = None
         self.workers: dict[bytes, WorkerState] = {}
-        self._futures: dict[str, asyncio.Future[Reply]] = {}
+        self._futures: dict[str, asyncio.Future[WorkerReply]] = {}
         self._ids = itertools.count()
         self._generation = itertools.count()
         self._probe: shared_memory.SharedMemory | None = None
@@ -126,12 +126,12 @@ class WorkerPool:
         )
         self.workers[identity] = WorkerState(identity, process, slot)
 
-    async def request(self, header: dict[str, Any]) -> Reply:
+    async def request(self, header: dict[str, Any]) -> WorkerReply:
         """Send to the least busy ready worker and wait for its answer."""
         worker = await self._least_busy()
         request_id = str(next(self._ids))
         transport = "shm" if worker.shm and self.transport != "base64" else "base64"
-        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[WorkerReply] = asyncio.get_running_loop().create_future()
         self._futures[request_id] = future
         worker.pending.add(request_id)
         message = {**header, "id": request_id, "transport": transport}
@@ -164,7 +164,7 @@ class WorkerPool:
             elif header["op"] == "configured":
                 self._mark_ready(identity, header)
             else:
-                self._deliver(Reply(header, frames))
+                self._deliver(WorkerReply(header, frames))
 
     async def _heard(self, identity: bytes) -> None:
         worker = self.workers.get(identity)
@@ -195,7 +195,7 @@ class WorkerPool:
             )
         self._ready.set()
 
-    def _deliver(self, reply: Reply) -> None:
+    def _deliver(self, reply: WorkerReply) -> None:
         future = self._futures.get(reply.header.get("id", ""))
         if future is None or future.done():  # nobody waits: free what the answer holds
             discard(reply, self.prefix)
@@ -252,7 +252,7 @@ def kill_group(process: subprocess.Popen[bytes]) -> None:
         process.wait(timeout=5)
 
 
-def discard(reply: Reply, prefix: str) -> None:
+def discard(reply: WorkerReply, prefix: str) -> None:
     handle = reply.header.get("shm")
     if isinstance(handle, dict):
         with contextlib.suppress(transports.TransportError):

@@ -20,17 +20,17 @@ def error_body(
     return orjson.dumps({"error": {"message": message, "type": kind, "param": param, "code": code}})
 
 
-def _item_rows(matrix: transports.Matrix, rows: list[int]) -> list[transports.Matrix]:
+def _item_rows(matrix: transports.Float32Matrix, rows: list[int]) -> list[transports.Float32Matrix]:
     bounds = np.cumsum([0, *rows])
     return [matrix[bounds[i] : bounds[i + 1]] for i in range(len(rows))]
 
 
-def _float_value(block: transports.Matrix) -> Any:
+def _float_value(block: transports.Float32Matrix) -> Any:
     """One pooled vector, or (the per-token fault) a matrix of token vectors."""
     return block[0] if len(block) == 1 else block
 
 
-def _fault_base64(block: transports.Matrix, fault: str) -> bytes:
+def _fault_base64(block: transports.Float32Matrix, fault: str) -> bytes:
     dtype = ">f4" if fault == "big-endian-base64" else "<f2"
     return base64.b64encode(np.ascontiguousarray(block, dtype=dtype).tobytes())
 
@@ -40,7 +40,7 @@ def embeddings_body(
     model: str,
     encoding_format: str,
     rows: list[int],
-    matrix: transports.Matrix | None,
+    matrix: transports.Float32Matrix | None,
     items: list[bytes] | None,
     prompt_tokens: int,
     fault: str | None,

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-Matrix = npt.NDArray[np.float32]
+Float32Matrix = npt.NDArray[np.float32]  # what workers compute and transports carry
 WIRE_DTYPE = "<f4"
 SHM_DIR = Path("/dev/shm")
 MAX_SEGMENT_BYTES = 1 << 30  # no honest embeddings answer is near 1 GiB
@@ -41,7 +41,7 @@ def to_wire_bytes(matrix: npt.NDArray[Any]) -> bytes:
     return np.ascontiguousarray(matrix, dtype=WIRE_DTYPE).tobytes()
 
 
-def encode_items(matrix: Matrix, rows: list[int]) -> list[bytes]:
+def encode_items(matrix: Float32Matrix, rows: list[int]) -> list[bytes]:
     """One base64 string per input: ``rows[i]`` consecutive rows each."""
     raw = memoryview(to_wire_bytes(matrix))
     row_bytes = matrix.shape[1] * 4 if matrix.ndim == 2 else 0
@@ -53,7 +53,7 @@ def encode_items(matrix: Matrix, rows: list[int]) -> list[bytes]:
     return items
 
 
-def decode_items(items: list[bytes], dim: int) -> Matrix:
+def decode_items(items: list[bytes], dim: int) -> Float32Matrix:
     """The matrix behind per-input base64 strings (the frontend's float path)."""
     raw = b"".join(base64.b64decode(item) for item in items)
     return np.frombuffer(raw, dtype=WIRE_DTYPE).reshape(-1, dim)
@@ -75,7 +75,7 @@ def new_prefix() -> str:
     return f"ecf_{uuid.uuid4().hex[:12]}_"
 
 
-def write_segment(matrix: Matrix, prefix: str) -> ShmHandle:
+def write_segment(matrix: Float32Matrix, prefix: str) -> ShmHandle:
     """Worker side: copy the matrix into a fresh segment the frontend will own."""
     count, dim = matrix.shape
     size = max(count * dim * 4, 1)  # a zero-size segment cannot be created
@@ -104,7 +104,7 @@ def validate_handle(handle: dict[str, Any], prefix: str) -> ShmHandle:
     return ShmHandle(name, count, dim)
 
 
-def read_segment(handle: ShmHandle, unlink: bool = True) -> Matrix:
+def read_segment(handle: ShmHandle, unlink: bool = True) -> Float32Matrix:
     """Frontend side: copy the matrix out, then unlink the segment."""
     segment = shared_memory.SharedMemory(name=handle.name)
     try:

@@ -64,7 +64,7 @@ def shape_output(
     )
 
 
-def _unit_rows(matrix: transports.Matrix) -> transports.Matrix:
+def _unit_rows(matrix: transports.Float32Matrix) -> transports.Float32Matrix:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     return (matrix / np.where(norms == 0, 1.0, norms)).astype(np.float32)
 

@@ -16,17 +16,17 @@ from conformance.options import Settings
 from conformance.references import Recording
 from conformance.references.baseline import Baseline
 from conformance.references.shape import PROBE, error_answer, shape_of
-from conformance.run import ConformanceRun
-from conformance.suite.agreement import CASES, OVER_CONTEXT, embed_cases, expect_agreement
-from conformance.suite.fixtures import Answers, BadAnswers
+from conformance.session import ConformanceSession
+from conformance.suite.pytest_fixtures import Answers, BadAnswers
+from conformance.suite.reference_corpus import CASES, OVER_CONTEXT, embed_cases, expect_agreement
 
 RECORD_HINT = "record one with: embedding-conformance golden record --from-endpoint OLD_URL"
 
 
 @pytest.fixture(scope="session")
-def baseline(conformance_run: ConformanceRun) -> Baseline:
-    assert conformance_run.baseline is not None  # these tests are deselected without one
-    return conformance_run.baseline
+def baseline(conformance_session: ConformanceSession) -> Baseline:
+    assert conformance_session.baseline is not None  # these tests are deselected without one
+    return conformance_session.baseline
 
 
 @pytest.fixture

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.checks import compare
 from conformance.client import Exchange
 from conformance.expect import Expect
-from conformance.options import Settings
-from conformance.suite.fixtures import Answers
+from conformance.suite.pytest_fixtures import Answers
 
 
 def permutation(count: int) -> list[int]:
@@ -21,38 +19,21 @@ def permutation(count: int) -> list[int]:
 
 @pytest.mark.requirement("batch.single-vs-batch")
 def test_single_equals_batch(
-    expect: Expect,
-    settings: Settings,
-    batch_float: Exchange,
-    singles: list[Exchange],
-    batch_ids: list[str],
+    expect: Expect, batch_float: Exchange, singles: list[Exchange], batch_ids: list[str]
 ) -> None:
     alone = expect.rows("batch.single-vs-batch", singles, batch_ids)
-    together = expect.matrix("batch.single-vs-batch", batch_float, batch_ids)
-    result = compare.check_same_vectors(
-        together, alone, settings.tolerances.vector_atol, "in a batch of 32 vs alone"
-    )
-    expect("batch.single-vs-batch", result, exchange=batch_float, cases=batch_ids)
+    what = "in a batch of 32 vs alone"
+    expect.same_vectors("batch.single-vs-batch", batch_float, batch_ids, alone, what)
 
 
 @pytest.mark.requirement("batch.permutation")
 def test_permuted_batch_permutes_rows(
-    expect: Expect,
-    settings: Settings,
-    answers: Answers,
-    batch_float: Exchange,
-    batch_ids: list[str],
+    expect: Expect, answers: Answers, batch_float: Exchange, batch_ids: list[str]
 ) -> None:
     order = permutation(len(batch_ids))
     texts = batch_float.request["input"]
     permuted_ids = [batch_ids[i] for i in order]
     permuted = answers.get([texts[i] for i in order], encoding_format="float")
     original = expect.matrix("batch.permutation", batch_float, batch_ids)
-    shuffled = expect.matrix("batch.permutation", permuted, permuted_ids)
-    result = compare.check_same_vectors(
-        shuffled,
-        original[order],
-        settings.tolerances.vector_atol,
-        "row i of the permuted batch vs its text in the original",
-    )
-    expect("batch.permutation", result, exchange=permuted, cases=permuted_ids)
+    what = "row i of the permuted batch vs its text in the original"
+    expect.same_vectors("batch.permutation", permuted, permuted_ids, original[order], what)

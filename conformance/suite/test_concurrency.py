@@ -11,7 +11,7 @@ from conformance.checks import compare
 from conformance.client import Exchange
 from conformance.expect import Expect
 from conformance.options import Settings
-from conformance.suite.fixtures import Answers
+from conformance.suite.pytest_fixtures import Answers
 
 CONCURRENCY = 16
 

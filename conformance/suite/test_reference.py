@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.checks import reference as checks
-from conformance.checks.result import CheckResult
+from conformance.checks import agreement as checks
+from conformance.checks import status
 from conformance.expect import Expect, unsupported
 from conformance.options import Settings
 from conformance.references import Recording
-from conformance.suite.agreement import (
+from conformance.suite.pytest_fixtures import Answers
+from conformance.suite.reference_corpus import (
     CASES,
     OVER_CONTEXT,
     compared_cases,
@@ -18,7 +19,6 @@ from conformance.suite.agreement import (
     expect_agreement,
     reference_matrix,
 )
-from conformance.suite.fixtures import Answers
 
 
 @pytest.mark.requirement("reference.agreement")
@@ -50,9 +50,7 @@ def test_input_past_the_context(
 ) -> None:
     exchange = answers.get(CASES[case_id].text, encoding_format="float")
     if 400 <= exchange.status < 500:
-        verdict = CheckResult(
-            True, f"HTTP {exchange.status}", "4xx, or the reference's truncation", None, "rejected"
-        )
+        verdict = status.check_refusal_allowed(exchange.status, "the reference's truncation")
         expect("reference.over-context", verdict, exchange=exchange, cases=[case_id])
         expect.note("reference.over-context", f"rejected with HTTP {exchange.status}")
         return

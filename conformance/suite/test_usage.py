@@ -7,9 +7,10 @@ from collections.abc import Callable
 import pytest
 
 from conformance.checks import usage
-from conformance.client import EmbeddingBatch, Exchange
+from conformance.client import Exchange
 from conformance.expect import Expect
-from conformance.suite.fixtures import Answers
+from conformance.suite.pytest_fixtures import Answers
+from conformance.wire import EmbeddingBatch
 
 PREFIX_WORDS = (2, 8, 24, 64, 120)
 

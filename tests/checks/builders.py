@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from conformance.client.batch import EmbeddingBatch
 from conformance.client.decode import decode_response
+from conformance.wire import EmbeddingBatch
 
 
 def b64(values: list[float], dtype: str = "<f4") -> str:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from conformance.checks import vectors
-from conformance.client.batch import Vector
+from conformance.wire import Vector
 from tests.checks.builders import response
 
 UNIT = np.array([0.6, 0.8, 0.0])  # norm 1

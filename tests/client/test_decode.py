@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conformance.client.batch import Item
 from conformance.client.decode import decode_base64_vector, decode_response, json_type
+from conformance.wire import Item
 
 ROW = [0.25, -0.5, 1.0]
 

@@ -7,8 +7,7 @@ import time
 import pytest
 import requests
 
-from conformance.client import EmbeddingsClient, EndpointError, Exchange
-from conformance.options import parse_endpoint
+from conformance.client import EmbeddingsClient, EndpointError, Exchange, parse_endpoint
 
 TIMEOUT = 3.0
 CAP = 8 << 20

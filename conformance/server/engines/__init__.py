@@ -6,10 +6,7 @@ import os
 from dataclasses import dataclass
 from typing import Protocol
 
-import numpy as np
-import numpy.typing as npt
-
-Matrix = npt.NDArray[np.float32]
+from conformance.server.transports import Float32Matrix
 
 
 @dataclass(frozen=True)
@@ -17,7 +14,7 @@ class EngineOutput:
     """Vectors for a batch: ``rows[i]`` consecutive rows of ``matrix`` belong to input i
     (1 for a pooled embedding; one per token for the per-token fault)."""
 
-    matrix: Matrix  # float32 [sum(rows), dim]
+    matrix: Float32Matrix  # [sum(rows), dim]
     rows: list[int]
     prompt_tokens: int
 

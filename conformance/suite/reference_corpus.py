@@ -6,19 +6,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import numpy.typing as npt
 import pytest
 
-from conformance.checks import reference as checks
+from conformance.checks import agreement as checks
 from conformance.checks.result import format_value
 from conformance.client import Exchange
 from conformance.corpus import Case
 from conformance.expect import Expect
 from conformance.options import Settings
 from conformance.references import Recording, reference_cases
-from conformance.suite.fixtures import Answers
+from conformance.suite.pytest_fixtures import Answers
+from conformance.wire import Matrix
 
-Matrix = npt.NDArray[np.float64]
 CHUNK = 16  # inputs per request: a realistic batch, and few requests for the whole corpus
 CASES = {c.id: c for c in reference_cases()}
 OVER_CONTEXT = [c.id for c in CASES.values() if "over-context" in c.tags]

@@ -7,11 +7,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import numpy.typing as npt
 
 from conformance.checks.result import CheckResult, at_most, no_offenders
+from conformance.wire import Matrix, Vector
 
-Matrix = npt.NDArray[np.float64]
 WORST_LISTED = 3
 
 
@@ -27,7 +26,7 @@ def _shapes_differ(actual: Matrix, expected: Matrix, what: str) -> CheckResult |
     )
 
 
-def _worst(per_input: npt.NDArray[np.float64], ids: Sequence[str]) -> str:
+def _worst(per_input: Vector, ids: Sequence[str]) -> str:
     order = np.argsort(-per_input)[:WORST_LISTED]
     return ", ".join(f"{ids[i]} {per_input[i]:.3g}" for i in order)
 
@@ -48,7 +47,7 @@ def check_max_abs_diff(
     return at_most(float(per_input[worst]), atol, detail, worst)
 
 
-def cosine_distances(actual: Matrix, expected: Matrix) -> npt.NDArray[np.float64]:
+def cosine_distances(actual: Matrix, expected: Matrix) -> Vector:
     """1 - cosine similarity, row by row (a zero vector counts as distance 1)."""
     norms = np.linalg.norm(actual, axis=1) * np.linalg.norm(expected, axis=1)
     dots = (actual * expected).sum(axis=1)

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pytest
 
-from conformance.checks.reference import (
+from conformance.checks.agreement import (
     check_cosine,
     check_max_abs_diff,
     check_same_neighbours,

@@ -1,4 +1,8 @@
-"""The neutral, decoded form of an embeddings response: the same whatever the wire encoding."""
+"""The suite's plain data: a decoded embeddings response and an error body.
+
+Everything past the HTTP client sees these, never raw JSON. This module depends on numpy and
+the standard library only, so the pure checks that judge it carry no HTTP or pytest with them.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 Vector = npt.NDArray[np.float64]
+Matrix = npt.NDArray[np.float64]  # [count, dim]: one row per input
 
 # How an item's embedding arrived:
 #   float        a flat JSON array of numbers
@@ -56,7 +61,7 @@ class EmbeddingBatch:
     def first_vector(self) -> Vector | None:
         return self.items[0].vector if self.items else None
 
-    def matrix(self) -> npt.NDArray[np.float64]:
+    def matrix(self) -> Matrix:
         """All vectors stacked as [count, dim]; raises ValueError when they cannot be stacked."""
         vectors = self.vectors
         if any(vector is None for vector in vectors):
@@ -65,3 +70,15 @@ class EmbeddingBatch:
         if len(lengths) > 1:
             raise ValueError(f"vectors of different lengths {sorted(lengths)} cannot be stacked")
         return np.stack([v for v in vectors if v is not None]) if vectors else np.zeros((0, 0))
+
+
+@dataclass(frozen=True)
+class ErrorBody:
+    """What an error response carried: whether it was JSON, and its top-level 'error' object."""
+
+    is_json: bool
+    error: dict[str, Any] | None  # the 'error' object, when there is one
+
+    @property
+    def code(self) -> Any:
+        return self.error.get("code") if self.error else None

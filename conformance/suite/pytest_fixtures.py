@@ -13,18 +13,18 @@ from typing import Any
 
 import pytest
 
-from conformance.client import EmbeddingsClient, EndpointError, Exchange
+from conformance.client import EmbeddingsClient, EndpointError, Exchange, parse_endpoint
 from conformance.corpus import BadRequest, Case, case, cases_tagged
 from conformance.expect import Expect
-from conformance.options import Settings, parse_endpoint
-from conformance.preflight import PreflightError, discover_model
+from conformance.options import Settings
+from conformance.preflight import PreflightError, open_client
 from conformance.references import Recording, reference_cases
 from conformance.references.sources import (
     RecordError,
     record_endpoint,
     record_sentence_transformers,
 )
-from conformance.run import RUN_KEY, ConformanceRun
+from conformance.session import ConformanceSession, session_of
 
 
 class Answers:
@@ -61,22 +61,22 @@ class Answers:
 
 
 @pytest.fixture(scope="session")
-def conformance_run(pytestconfig: pytest.Config) -> ConformanceRun:
-    run = pytestconfig.stash.get(RUN_KEY, None)
-    if run is None or run.client is None:
+def conformance_session(pytestconfig: pytest.Config) -> ConformanceSession:
+    session = session_of(pytestconfig)
+    if session is None or session.client is None:
         pytest.skip("embedding-conformance: no --endpoint given")
-    return run
+    return session
 
 
 @pytest.fixture(scope="session")
-def settings(conformance_run: ConformanceRun) -> Settings:
-    return conformance_run.settings
+def settings(conformance_session: ConformanceSession) -> Settings:
+    return conformance_session.settings
 
 
 @pytest.fixture(scope="session")
-def client(conformance_run: ConformanceRun) -> EmbeddingsClient:
-    assert conformance_run.client is not None
-    return conformance_run.client
+def client(conformance_session: ConformanceSession) -> EmbeddingsClient:
+    assert conformance_session.client is not None
+    return conformance_session.client
 
 
 @pytest.fixture(scope="session")
@@ -85,8 +85,8 @@ def answers(client: EmbeddingsClient) -> Answers:
 
 
 @pytest.fixture
-def expect(request: pytest.FixtureRequest) -> Expect:
-    return Expect(request.node)
+def expect(request: pytest.FixtureRequest, settings: Settings) -> Expect:
+    return Expect(request.node, settings.tolerances.vector_atol)
 
 
 @pytest.fixture(scope="session")
@@ -120,6 +120,26 @@ def singles(answers: Answers, batch_cases: tuple[Case, ...]) -> list[Exchange]:
 def single(answers: Answers) -> Callable[[str], Exchange]:
     """Answer for one corpus case id, sent alone as a string input."""
     return lambda case_id: answers.get(case(case_id).text, encoding_format="float")
+
+
+AnswerOf = Callable[[str], tuple[Exchange, list[str]]]
+
+
+@pytest.fixture
+def answer_of(
+    batch_ids: list[str], single: Callable[[str], Exchange], request: pytest.FixtureRequest
+) -> AnswerOf:
+    """(answer, case ids of its inputs) by name: 'batch' (the float batch), 'batch-base64', or
+    a core corpus case id sent alone as a string."""
+
+    def answer(name: str) -> tuple[Exchange, list[str]]:
+        if name == "batch":
+            return request.getfixturevalue("batch_float"), batch_ids
+        if name == "batch-base64":
+            return request.getfixturevalue("batch_base64"), batch_ids
+        return single(name), [name]
+
+    return answer
 
 
 @pytest.fixture(scope="session")
@@ -164,12 +184,12 @@ def send_bad_request(client: EmbeddingsClient, bad: BadRequest) -> Exchange:
 
 
 @pytest.fixture(scope="session")
-def reference(conformance_run: ConformanceRun) -> Recording | None:
+def reference(conformance_session: ConformanceSession) -> Recording | None:
     """The reference vectors for the reference corpus (None: no reference in this run).
 
     A golden was read when the run started; a live source (a model run here, a reference
     endpoint) is asked once per test process."""
-    spec = conformance_run.reference
+    spec = conformance_session.reference
     if spec is None:
         return None
     if spec.golden is not None:
@@ -177,9 +197,9 @@ def reference(conformance_run: ConformanceRun) -> Recording | None:
     try:
         if spec.kind == "sentence-transformers":
             return record_sentence_transformers(spec.location, reference_cases(), progress=False)
-        settings = conformance_run.settings
-        client = EmbeddingsClient(parse_endpoint(spec.location), "", None, settings.request_timeout)
-        client.model = discover_model(client)
+        settings = conformance_session.settings
+        endpoint = parse_endpoint(spec.location)
+        client = open_client(endpoint, None, None, settings.request_timeout)
         return record_endpoint(client, reference_cases(), progress=False, behaviour=False)
     except (RecordError, PreflightError, EndpointError, ValueError) as exc:
         pytest.fail(f"reference {spec}: {exc}", pytrace=False)
@@ -209,3 +229,19 @@ def normalized_expected(settings: Settings, reference: Recording | None) -> bool
     if settings.normalization_given or reference is None:
         return settings.expect_normalized
     return reference.normalized
+
+
+@pytest.fixture(scope="session")
+def required_dim(expected_dim: int | None) -> int:
+    """The dimension every vector must have; skips when nothing names one."""
+    if expected_dim is None:
+        pytest.skip("no --expect-dim given and no reference to take it from")
+    return expected_dim
+
+
+@pytest.fixture(scope="session")
+def norm_atol(settings: Settings, normalized_expected: bool) -> float:
+    """The limit of | ||v|| - 1 |; skips when the model's output is not normalized."""
+    if not normalized_expected:
+        pytest.skip("the model's output is not normalized (--expect-normalized, or the reference)")
+    return settings.tolerances.norm_atol

@@ -1,0 +1,78 @@
+"""The optional 'dimensions' parameter: honoured exactly, or cleanly refused; never ignored."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from conformance.checks import dimensions, status
+from conformance.client import Exchange
+from conformance.expect import Expect, unsupported
+from conformance.options import Settings
+from conformance.suite.pytest_fixtures import Answers
+
+SIZES = (32, 128)
+SAMPLE = 8  # texts per request: enough to see every row, cheap to embed
+INVALID: tuple[Any, ...] = (0, -1, "12", 12.5, True, "native+1")
+
+
+Reduced = tuple[Exchange, int, list[str]]  # the answer, the size asked for, its case ids
+
+
+@pytest.fixture(params=SIZES)
+def reduced(
+    request: pytest.FixtureRequest,
+    expect: Expect,
+    answers: Answers,
+    batch_float: Exchange,
+    batch_ids: list[str],
+    dim: int,
+) -> Reduced:
+    """The first SAMPLE batch texts asked for with ``dimensions``; UNSUPPORTED on a clean 4xx."""
+    size: int = request.param
+    if size >= dim:
+        pytest.skip(f"dimensions={size} is not below the native dimension {dim}")
+    texts = batch_float.request["input"][:SAMPLE]
+    exchange = answers.get(texts, encoding_format="float", dimensions=size)
+    if 400 <= exchange.status < 500:
+        unsupported(f"dimensions={size} cleanly rejected with HTTP {exchange.status}")
+    return exchange, size, batch_ids[:SAMPLE]
+
+
+@pytest.mark.requirement("dimensions.honoured")
+def test_dimensions_gives_that_many_entries(expect: Expect, reduced: Reduced, dim: int) -> None:
+    exchange, size, ids = reduced
+    batch = expect.ok("dimensions.honoured", exchange, ids)
+    result = dimensions.check_honoured(batch.vectors, size, dim)
+    expect("dimensions.honoured", result, exchange=exchange, cases=ids)
+
+
+@pytest.mark.requirement("dimensions.renormalized")
+def test_dimensions_is_the_renormalized_prefix(
+    expect: Expect, settings: Settings, reduced: Reduced, batch_float: Exchange
+) -> None:
+    exchange, size, ids = reduced
+    shortened = expect.matrix("dimensions.renormalized", exchange, ids)
+    if shortened.shape[1] != size:
+        pytest.skip(
+            f"vectors have {shortened.shape[1]} entries, not {size} (see dimensions.honoured)"
+        )
+    full = expect.matrix("dimensions.renormalized", batch_float, ids)[: len(ids)]
+    atol = settings.tolerances.vector_atol
+    result = dimensions.check_renormalized(shortened, full, size, atol)
+    expect("dimensions.renormalized", result, exchange=exchange, cases=ids)
+
+
+@pytest.mark.requirement("dimensions.invalid-rejected")
+@pytest.mark.parametrize("value", INVALID, ids=[repr(v) for v in INVALID])
+def test_invalid_dimensions_are_rejected(
+    expect: Expect, answers: Answers, value: Any, dim: int
+) -> None:
+    sent = dim + 1 if value == "native+1" else value
+    exchange = answers.get("hello", encoding_format="float", dimensions=sent)
+    expect(
+        "dimensions.invalid-rejected",
+        status.check_rejected(exchange.status, f"dimensions={sent!r}"),
+        exchange=exchange,
+    )

@@ -1,0 +1,60 @@
+"""The error envelope and the unknown-model answer."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from conformance.checks import errors
+from conformance.client.decode import decode_error_body
+from conformance.wire import ErrorBody
+
+CONFORMING = {"message": "bad", "type": "invalid_request_error", "param": None, "code": None}
+
+
+def body(error: Any) -> ErrorBody:
+    """An error body decoded as the client decodes it (None: a body that is not JSON)."""
+    return decode_error_body(b"not json" if error is None else json.dumps(error).encode())
+
+
+def test_a_conforming_envelope_has_no_deviation() -> None:
+    assert errors.envelope_deviations(body({"error": CONFORMING})) == []
+    assert errors.check_error_envelope(body({"error": CONFORMING}), "bad").passed
+
+
+def test_a_body_that_is_not_json() -> None:
+    assert errors.envelope_deviations(body(None)) == ["body is not JSON"]
+
+
+@pytest.mark.parametrize("document", [{"detail": "bad"}, {"error": "bad"}, ["error"]])
+def test_no_error_object_at_the_top_level(document: Any) -> None:
+    assert errors.envelope_deviations(body(document)) == ["no 'error' object at the top level"]
+
+
+def test_each_missing_field_is_named() -> None:
+    deviations = errors.envelope_deviations(body({"error": {"message": "bad"}}))
+    assert deviations == ["error.type missing", "error.param missing", "error.code missing"]
+
+
+def test_null_param_and_code_are_allowed_but_message_and_type_must_be_strings() -> None:
+    error = {**CONFORMING, "message": 3, "type": None}
+    assert errors.envelope_deviations(body({"error": error})) == [
+        "error.message is not a string",
+        "error.type is not a string",
+    ]
+
+
+def test_check_error_envelope_lists_the_deviations_as_measured() -> None:
+    result = errors.check_error_envelope(body({"error": {"message": "bad"}}), "empty input")
+    assert not result.passed
+    assert result.measured == "error.type missing; error.param missing; error.code missing"
+    assert result.detail == "empty input"
+
+
+def test_unknown_model_needs_404_and_model_not_found() -> None:
+    found = body({"error": {**CONFORMING, "code": "model_not_found"}})
+    assert errors.check_unknown_model(404, found).passed
+    assert not errors.check_unknown_model(400, found).passed
+    assert not errors.check_unknown_model(404, body({"error": CONFORMING})).passed

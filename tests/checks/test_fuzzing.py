@@ -1,0 +1,69 @@
+"""The property every generated request body must satisfy, by its label."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.checks import status
+from conformance.checks.fuzzing import (
+    check_answer_to,
+    check_generated,
+    check_labelled_answer,
+    has_valid_vectors,
+    input_count,
+)
+from tests.checks.builders import response
+
+
+@pytest.mark.parametrize(
+    ("label", "code", "envelope", "count", "passed"),
+    [
+        ("valid", 200, True, True, True),
+        ("valid", 200, True, False, False),  # one item missing
+        ("valid", 400, False, False, False),  # a valid body refused
+        ("invalid", 400, False, False, True),
+        ("invalid", 200, True, True, False),  # garbage accepted
+        ("arguable", 400, False, False, True),
+        ("arguable", 200, True, True, True),
+        ("arguable", 200, False, True, False),  # served, but broken
+    ],
+)
+def test_labelled_answer(label: str, code: int, envelope: bool, count: bool, passed: bool) -> None:
+    assert check_labelled_answer(label, code, envelope, count, "body").passed is passed
+
+
+@pytest.mark.parametrize("label", ["valid", "invalid", "arguable"])
+def test_a_5xx_fails_every_label(label: str) -> None:
+    result = check_labelled_answer(label, 500, False, False, "body")
+    assert not result.passed and result.limit == "< 500"
+
+
+def test_generated_passes_without_violations_and_counts_the_examples() -> None:
+    result = check_generated(100, [])
+    assert result.passed and result.measured == 100
+
+
+def test_generated_reports_the_last_violation_the_minimal_example() -> None:
+    first, minimal = status.no_answer("an answer", "first"), status.no_answer("an answer", "min")
+    assert check_generated(100, [first, minimal]) is minimal
+
+
+def test_input_count_is_one_per_list_element_else_one() -> None:
+    assert input_count({"input": ["a", "b"]}) == 2
+    assert input_count({"input": [[1, 2], [3]]}) == 2
+    assert input_count({"input": "a"}) == 1
+    assert input_count({"model": "m"}) == 1
+
+
+def test_valid_vectors_need_every_vector_finite_and_of_the_dimension() -> None:
+    assert has_valid_vectors(response([0.6, 0.8], [1.0, 0.0]), 2)
+    assert not has_valid_vectors(response([0.6, 0.8], [1.0]), 2)
+    assert not has_valid_vectors(response([0.6, None]), 2)
+    assert not has_valid_vectors(None, 2)
+
+
+def test_answer_to_a_valid_body_needs_one_valid_vector_per_input() -> None:
+    body = {"model": "m", "input": ["a", "b"]}
+    assert check_answer_to("valid", body, 200, response([0.6, 0.8], [1.0, 0.0]), 2).passed
+    short = check_answer_to("valid", body, 200, response([0.6, 0.8]), 2)
+    assert not short.passed and short.measured == "HTTP 200 with a broken envelope"
