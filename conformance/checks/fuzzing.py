@@ -44,8 +44,12 @@ def check_generated(examples: int, violations: Sequence[CheckResult]) -> CheckRe
 
 
 def input_count(body: Mapping[str, Any]) -> int:
-    """How many vectors a body asks for: one per list element, else one."""
-    return len(body["input"]) if isinstance(body.get("input"), list) else 1
+    """How many vectors a body asks for: a flat array of numbers is one input (token ids; lax
+    servers read booleans as such), any other array one per element, anything else one."""
+    value = body.get("input")
+    if not isinstance(value, list) or all(isinstance(x, (int, float)) for x in value):
+        return 1
+    return len(value)
 
 
 def has_valid_vectors(batch: EmbeddingBatch | None, dim: int) -> bool:

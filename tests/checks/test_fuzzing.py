@@ -55,6 +55,12 @@ def test_input_count_is_one_per_list_element_else_one() -> None:
     assert input_count({"model": "m"}) == 1
 
 
+def test_a_flat_array_of_numbers_is_one_input_of_token_ids() -> None:
+    assert input_count({"input": [101, 7592, 102]}) == 1
+    assert input_count({"input": [False, False]}) == 1  # read as the token ids [0, 0]
+    assert input_count({"input": [1, "a"]}) == 2
+
+
 def test_valid_vectors_need_every_vector_finite_and_of_the_dimension() -> None:
     assert has_valid_vectors(response([0.6, 0.8], [1.0, 0.0]), 2)
     assert not has_valid_vectors(response([0.6, 0.8], [1.0]), 2)
