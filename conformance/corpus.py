@@ -84,3 +84,22 @@ def case(case_id: str, name: str = "core") -> Case:
         if candidate.id == case_id:
             return candidate
     raise KeyError(f"no case {case_id!r} in corpus {name!r}")
+
+
+@dataclass(frozen=True)
+class Triplet:
+    """An anchor, a paraphrase of it and an unrelated text (``fixtures/triplets.json``)."""
+
+    id: str
+    anchor: str
+    paraphrase: str
+    unrelated: str
+
+
+@cache
+def load_triplets() -> tuple[Triplet, ...]:
+    path = resources.files("conformance.fixtures") / "triplets.json"
+    document = json.loads(path.read_text(encoding="utf-8"))
+    return tuple(
+        Triplet(t["id"], t["anchor"], t["paraphrase"], t["unrelated"]) for t in document["triplets"]
+    )

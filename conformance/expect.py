@@ -9,6 +9,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import asdict
+from typing import NoReturn
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ import pytest
 from conformance.checks import CheckResult
 from conformance.checks.compare import check_same_vectors
 from conformance.checks.status import check_embedded
+from conformance.checks.status import unmeasurable as check_unmeasurable
 from conformance.client import Exchange
 from conformance.reporting.tally import CHECK_KEY, NOTE_KEY, UNSUPPORTED_PREFIX
 from conformance.requirements import BY_ID
@@ -98,7 +100,7 @@ class Expect:
         try:
             return batch.matrix()
         except ValueError as exc:
-            pytest.skip(f"{requirement_id} could not be measured: {exc} (see dimension.*)")
+            self.unmeasurable(requirement_id, f"{exc} (see dimension.*)", exchange, cases)
 
     def rows(
         self, requirement_id: str, exchanges: Sequence[Exchange], cases: Sequence[str]
@@ -110,7 +112,19 @@ class Expect:
         try:
             return np.concatenate(rows)
         except ValueError as exc:
-            pytest.skip(f"{requirement_id} could not be measured: {exc} (see dimension.*)")
+            self.unmeasurable(requirement_id, f"{exc} (see dimension.*)", exchanges[0], cases)
+
+    def unmeasurable(
+        self,
+        requirement_id: str,
+        reason: str,
+        exchange: Exchange | None = None,
+        cases: Sequence[str] | None = None,
+    ) -> NoReturn:
+        """End the test: the server's answer left ``requirement_id`` unmeasurable. That is a
+        failure (a MUST fails the test here; a SHOULD warns), never a quiet skip."""
+        self(requirement_id, check_unmeasurable(reason), exchange=exchange, cases=cases)
+        pytest.skip(f"{requirement_id} could not be measured: {reason}")
 
     def same_vectors(
         self,

@@ -306,6 +306,29 @@ CATALOGUE: tuple[Requirement, ...] = (
         "usage constant or counted in characters of a truncated text.",
     ),
     Requirement(
+        "semantics.distinct-texts",
+        "MUST",
+        "core",
+        "Different texts get different vectors (no two of 150 distinct corpus texts at cosine "
+        ">= 0.999); needs no reference, so it holds for every model.",
+        "one vector for every input, a cache keyed wrongly, a constant fallback vector.",
+    ),
+    Requirement(
+        "semantics.not-a-prefix",
+        "MUST",
+        "core",
+        "A paragraph does not embed like its own first four words (cosine < 0.95).",
+        "inputs cut to a few tokens: a context length misconfigured, a tokenizer that stops.",
+    ),
+    Requirement(
+        "semantics.paraphrase-closer",
+        "MUST",
+        "core",
+        "On 42 easy triplets, the paraphrase is closer to the anchor than an unrelated text for "
+        "at least 90% of them.",
+        "meaningless vectors, rows handed to the wrong inputs, weights half-loaded.",
+    ),
+    Requirement(
         "reference.agreement",
         "MUST",
         "core",

@@ -21,8 +21,9 @@ from conformance.checks.baseline import status_regressions
 from conformance.client import EmbeddingsClient
 from conformance.options import Settings, given_options, resolve_settings
 from conformance.preflight import PreflightError, check_embeddings_route, open_client
-from conformance.references import GoldenError, ReferenceSpec, parse_reference
+from conformance.references import GoldenError, ReferenceSpec, bundled_golden, parse_reference
 from conformance.references.baseline import Baseline, load_baseline
+from conformance.references.identify import identify_by_vectors
 from conformance.reporting.summary import (
     final_line,
     note_lines,
@@ -36,6 +37,12 @@ from conformance.server.process import ServerProcess
 
 SETTINGS_KEY = "conformance_settings"  # in xdist's workerinput: the controller's settings
 COLLECT_ONLY_URL = "http://builtin.invalid"  # collecting needs no server
+
+NOT_COMPARED = "vectors not compared with any reference"
+UNREFERENCED_RISKS = (
+    "--reference none: the reference.* requirements were not run, so well-formed but wrong",
+    "vectors (wrong pooling, a dropped layer, silent truncation, another model) pass unnoticed.",
+)
 
 # A line of the terminal summary: (separator character or "" for a plain line, text, markup)
 SummaryLine = tuple[str, str, dict[str, bool]]
@@ -110,11 +117,24 @@ class ConformanceSession:
         except PreflightError as exc:
             raise pytest.UsageError(f"embedding-conformance preflight failed: {exc}") from None
         try:
-            self.reference = parse_reference(s.reference, client.model)
+            self.reference = self._reference_for(client)
             self.baseline = load_baseline(s.baseline) if s.baseline else None
         except (ValueError, GoldenError) as exc:
             raise pytest.UsageError(f"embedding-conformance: {exc}") from None
         self.client = client
+
+    def _reference_for(self, client: EmbeddingsClient) -> ReferenceSpec | None:
+        """--reference when given; else the bundled golden named like the served model; else
+        the bundled golden its vectors match. None only for --reference none."""
+        named = self.settings.reference
+        if named is not None or bundled_golden(client.model) is not None:
+            return parse_reference(named, client.model)
+        return identify_by_vectors(client, self.settings.tolerances.cosine_atol)
+
+    @property
+    def unreferenced(self) -> bool:
+        """Started with --reference none: the vectors are compared with nothing."""
+        return self.client is not None and self.reference is None
 
     def header_lines(self) -> list[str]:
         s, t = self.settings, self.settings.tolerances
@@ -125,10 +145,10 @@ class ConformanceSession:
             f"--norm-atol {t.norm_atol:g} --base64-atol {t.base64_atol:g} "
             f"--reference-atol {t.reference_atol:g} --cosine-atol {t.cosine_atol:g}",
         ]
-        if self.client is not None:
-            lines.append(
-                f"  reference: {self.reference or 'none (give --reference to compare vectors)'}"
-            )
+        if self.reference is not None:
+            lines.append(f"  reference: {self.reference}")
+        elif self.unreferenced:
+            lines.append(f"  reference: none: {NOT_COMPARED.upper()} (--reference none)")
         if self.baseline is not None:
             lines.append(f"  baseline: {self.baseline}")
         return lines
@@ -169,7 +189,8 @@ class ConformanceSession:
         if self.on_worker:
             return False
         if self.baseline is not None:
-            now = {r: v.status for r, v in self.tally.verdicts.items()}
+            now = {r.id: "NOT RUN" for r in CATALOGUE if not r.id.startswith(GATE_PREFIX)}
+            now.update((r, v.status) for r, v in self.tally.verdicts.items())
             self.regressions = status_regressions(self.baseline.statuses, now)
         if self.settings.results_json is not None:
             self._write_results(Path(self.settings.results_json))
@@ -208,7 +229,13 @@ class ConformanceSession:
                 yield "", line, {"red": bool(self.regressions)}
             if not self.baseline.statuses:
                 yield "", "(the baseline holds no results.json: statuses not compared)", {}
-        yield "", final_line(self.tally), {"bold": True}
+        final = final_line(self.tally)
+        if self.unreferenced:
+            yield "-", NOT_COMPARED, {}
+            for line in UNREFERENCED_RISKS:
+                yield "", line, {"red": True}
+            final += f"; {NOT_COMPARED}"
+        yield "", final, {"bold": True}
 
 
 def _section(title: str, lines: list[str], markup: dict[str, bool]) -> Iterator[SummaryLine]:

@@ -86,6 +86,8 @@ def test_models_route_absent_is_fine_with_model(hostile_server: str, tmp_path: P
         f"{hostile_server}/no-models/v1",
         "--model",
         "hostile-model",
+        "--reference",
+        "none",
         "-k",
         "envelope",
     )

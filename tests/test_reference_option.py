@@ -1,4 +1,5 @@
-"""--reference as a user gives it: a damaged golden stops the run; 'none' says what is skipped."""
+"""--reference as a user gives it: a damaged golden stops the run; 'none' says loudly what is
+skipped; without it, a bundled model served under another name is identified by its vectors."""
 
 from __future__ import annotations
 
@@ -6,7 +7,12 @@ import shutil
 from pathlib import Path
 
 from conformance.references import bundled_golden
+from conformance.requirements import CATALOGUE, GATE_PREFIX
+from tests.conftest import reference_server
 from tests.support.suite_runner import run_suite
+
+IN_PLAY = {r.id for r in CATALOGUE if not r.id.startswith(GATE_PREFIX)}  # no --baseline given
+FAST = ("--fuzz-examples", "30")
 
 
 def test_a_damaged_golden_is_a_usage_error(clean_server: str, tmp_path: Path) -> None:
@@ -28,7 +34,53 @@ def test_without_a_reference_the_comparisons_are_skipped_with_the_reason(
     )
     assert run.returncode == 0, run.output
     assert run.status("reference.agreement") == "SKIPPED"
-    assert "reference: none (give --reference to compare vectors)" in run.output
-    assert "no reference (--reference none, or no bundled golden" in run.output
+    assert "not applicable: --reference none (vectors not compared" in run.output
+    # as loud as a failure: in the header, the summary and the final line
+    assert "reference: none: VECTORS NOT COMPARED WITH ANY REFERENCE" in run.output
+    assert "--reference none: the reference.* requirements were not run" in run.output
+    final = next(line for line in run.output.splitlines() if line.startswith("conformance: "))
+    assert final.endswith("; vectors not compared with any reference"), final
     # no reference and no --expect-dim: nothing to take the expected dimension from
     assert run.status("dimension.expected") == "SKIPPED"
+
+
+def test_a_bundled_model_served_under_an_alias_is_identified_by_its_vectors(
+    tmp_path: Path,
+) -> None:
+    with reference_server("--served-model-name", "all-minilm") as base_url:
+        run = run_suite(tmp_path, "--endpoint", base_url, *FAST)
+    assert run.returncode == 0, run.output
+    assert "identified by its vectors as all-MiniLM-L6-v2" in run.output
+    assert "served as 'all-minilm'" in run.output
+    assert run.with_status("PASS") == IN_PLAY, run.output
+
+
+def test_one_vector_for_every_input_under_an_alias_is_never_green(tmp_path: Path) -> None:
+    """Matched by name only, no reference applied and every vector requirement passed."""
+    with reference_server("--fault", "one-vector", "--served-model-name", "all-minilm") as url:
+        run = run_suite(tmp_path, "--endpoint", url, *FAST)
+        unreferenced = run_suite(tmp_path, "--endpoint", url, "--reference", "none", *FAST)
+    # with --reference none, the checks that need no reference see it
+    assert unreferenced.returncode == 1, unreferenced.output
+    assert {
+        "semantics.distinct-texts",
+        "semantics.not-a-prefix",
+        "semantics.paraphrase-closer",
+    } <= unreferenced.with_status("FAIL"), unreferenced.output
+    assert run.returncode == 4, run.output
+    assert "no reference for model 'all-minilm'" in run.output
+    assert "The closest is all-MiniLM-L6-v2/sentence-transformers (1 - cosine up to" in run.output
+    assert "its vectors are wrong" in run.output and "--reference none" in run.output
+    assert run.results is None  # stopped before any test
+
+
+def test_an_unknown_model_with_no_reference_stops_with_the_ways_out(
+    hostile_server: str, tmp_path: Path
+) -> None:
+    """The hostile server's 'no-models' answers valid envelopes of made-up vectors."""
+    run = run_suite(
+        tmp_path, "--endpoint", f"{hostile_server}/no-models/v1", "--model", "hostile-model"
+    )
+    assert run.returncode == 4, run.output
+    assert "no reference for model 'hostile-model'" in run.output
+    assert "--reference golden:DIR" in run.output and "--reference none" in run.output

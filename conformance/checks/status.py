@@ -46,6 +46,13 @@ def check_refusal_allowed(status: int, alternative: str) -> CheckResult:
     )
 
 
+def unmeasurable(reason: str) -> CheckResult:
+    """The verdict on a requirement whose measurement the server's answer made impossible
+    (vectors that cannot be stacked, no base64 where base64 was asked, no token count): the
+    suite fails closed, because a skip would let a broken server pass unseen."""
+    return CheckResult(False, "not measurable", "an answer it can be measured on", None, reason)
+
+
 def no_answer(expected: str, reason: str, measured: str = "no answer") -> CheckResult:
     """The verdict when a request got no usable answer at all (timeout, reset, a client
     error): the requirement could not be met, so it fails."""

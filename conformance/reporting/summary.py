@@ -7,6 +7,9 @@ from typing import Any
 from conformance.checks.result import format_value
 from conformance.reporting.tally import Tally, Verdict
 
+# How statuses are shown: a skipped requirement was not applicable here (with the reason).
+DISPLAYED = {"SKIPPED": "N/A"}
+
 
 def _worst_text(verdict: Verdict) -> str:
     worst = verdict.worst
@@ -25,10 +28,12 @@ def requirement_lines(tally: Tally) -> list[str]:
     lines = []
     for requirement in tally.requirements:
         verdict = tally.verdicts[requirement.id]
-        status = "SKIPPED" if verdict.status == "NOT RUN" else verdict.status
-        detail = {"UNSUPPORTED": verdict.unsupported, "SKIPPED": verdict.skipped}.get(
-            status, _worst_text(verdict)
-        )
+        status = DISPLAYED.get(verdict.status, verdict.status)
+        detail = {
+            "UNSUPPORTED": verdict.unsupported,
+            "N/A": verdict.skipped,
+            "NOT RUN": "deselected (-k or -m)",
+        }.get(status, _worst_text(verdict))
         lines.append(
             f"{status:<11} {requirement.level:<6} {requirement.id:<{width}}  {detail}".rstrip()
         )
@@ -58,7 +63,8 @@ def final_line(tally: Tally) -> str:
     c = tally.counts()
     line = (
         f"conformance: {c['passed']} passed, {c['failed']} failed, "
-        f"{c['unsupported']} unsupported, {c['skipped']} skipped"
+        f"{c['unsupported']} unsupported, {c['not_applicable']} not applicable, "
+        f"{c['not_run']} not run"
     )
     if c["warnings"]:
         line += f" ({c['warnings']} SHOULD warning{'s' if c['warnings'] > 1 else ''})"

@@ -125,8 +125,10 @@ class Tally:
                 self.verdicts[requirement].skipped = skip_reason
 
     def counts(self) -> dict[str, int]:
-        """passed / failed (MUST) / warnings (SHOULD failures) / unsupported / skipped."""
-        counts = dict.fromkeys(("passed", "failed", "warnings", "unsupported", "skipped"), 0)
+        """passed / failed (MUST) / warnings (SHOULD failures) / unsupported / not applicable
+        (its tests skipped, with a reason) / not run (deselected by -k or -m)."""
+        keys = ("passed", "failed", "warnings", "unsupported", "not_applicable", "not_run")
+        counts = dict.fromkeys(keys, 0)
         for requirement_id, verdict in self.verdicts.items():
             if verdict.status == "PASS":
                 counts["passed"] += 1
@@ -135,8 +137,10 @@ class Tally:
                 counts[key] += 1
             elif verdict.status == "UNSUPPORTED":
                 counts["unsupported"] += 1
+            elif verdict.status == "SKIPPED":
+                counts["not_applicable"] += 1
             else:
-                counts["skipped"] += 1
+                counts["not_run"] += 1
         return counts
 
     @property

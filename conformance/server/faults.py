@@ -48,6 +48,12 @@ FAULTS: dict[str, Fault] = {
             "vectors cast to float16 on the way out (a half-precision output buffer): "
             "~1e-4 off per element, still unit norm",
         ),
+        Fault(
+            "one-vector",
+            "worker",
+            "one and the same unit vector for every input (LocalAI #6257): well-formed, "
+            "normalized, stable, and wrong",
+        ),
         Fault("dimensions-ignored", "worker", "'dimensions' accepted and silently ignored"),
         Fault(
             "dimensions-not-renormalized", "worker", "'dimensions' truncates without renormalizing"

@@ -8,7 +8,7 @@ import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
@@ -39,6 +39,7 @@ class FrontendConfig:
     api_key: str | None
     fault: str | None
     announce: str | None  # printed once the workers are ready (e.g. the URL)
+    served_model_name: str | None = None  # the name the API answers to (default: the model's)
 
 
 def json_response(body: bytes, status: int = 200) -> Response:
@@ -60,8 +61,10 @@ class Frontend:
 
     @property
     def model(self) -> ModelInfo:
-        assert self.pool.model_info is not None
-        return self.pool.model_info
+        info = self.pool.model_info
+        assert info is not None
+        served = self.config.served_model_name
+        return info if served is None else replace(info, name=served)
 
     def _authorized(self, request: Request) -> bool:
         if not self.config.api_key:

@@ -23,6 +23,13 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         help="model name or local folder (default: the bundled all-MiniLM-L6-v2)",
     )
     parser.add_argument(
+        "--served-model-name",
+        default=None,
+        metavar="NAME",
+        help="the model name the API answers to and lists (default: the model's own name), "
+        "as vLLM's flag of that name: serving a model under an alias",
+    )
+    parser.add_argument(
         "--engine",
         default="sentence-transformers",
         choices=ENGINES,
@@ -88,7 +95,12 @@ def serve(args: argparse.Namespace) -> int:
         transport=args.transport,
         shm_ttl=args.shm_ttl,
     )
-    config = FrontendConfig(args.api_key, args.fault, announce=f"LISTENING http://{host}:{port}")
+    config = FrontendConfig(
+        args.api_key,
+        args.fault,
+        announce=f"LISTENING http://{host}:{port}",
+        served_model_name=args.served_model_name,
+    )
     app = build_app(pool, config)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5))
     freeze_long_lived_objects()

@@ -59,9 +59,17 @@ def shape_output(
         matrix = _unit_rows(matrix + rng.normal(0.0, 1e-3, matrix.shape).astype(np.float32))
     if fault == "fp16-vectors":
         matrix = matrix.astype(np.float16).astype(np.float32)
+    if fault == "one-vector":
+        matrix = np.broadcast_to(_one_vector(matrix.shape[1]), matrix.shape)
     return EngineOutput(
         np.ascontiguousarray(matrix, dtype=np.float32), output.rows, output.prompt_tokens
     )
+
+
+def _one_vector(dim: int) -> transports.Float32Matrix:
+    """A fixed unit vector (the same in every worker and request)."""
+    vector = np.random.default_rng(0).standard_normal(dim)
+    return (vector / np.linalg.norm(vector)).astype(np.float32)
 
 
 def _unit_rows(matrix: transports.Float32Matrix) -> transports.Float32Matrix:

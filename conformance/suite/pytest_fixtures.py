@@ -148,7 +148,11 @@ def dim(batch_float: Exchange) -> int:
     batch = batch_float.batch
     vector = batch.first_vector if batch is not None and batch_float.status == 200 else None
     if vector is None or not len(vector):
-        pytest.skip("no native dimension: the float batch has no vector (see envelope.*)")
+        pytest.fail(  # the tests that need D cannot measure anything: fail closed
+            "no native dimension: the float batch has no vector (see envelope.*): "
+            f"{batch_float.describe()[:200]}",
+            pytrace=False,
+        )
     return len(vector)
 
 
@@ -209,7 +213,7 @@ def reference(conformance_session: ConformanceSession) -> Recording | None:
 def needs_reference(reference: Recording | None) -> Recording:
     if reference is None:
         pytest.skip(
-            "no reference (--reference none, or no bundled golden for the served model); "
+            "not applicable: --reference none (vectors not compared with any reference); "
             "give --reference golden:DIR, sentence-transformers:PATH or a URL"
         )
     return reference

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import pytest
 
 from conformance.checks import agreement as checks
 from conformance.checks.result import format_value
@@ -33,16 +32,28 @@ def embed_cases(
 ) -> tuple[Matrix, list[Exchange]]:
     """The server's vectors for ``cases`` (float output, in batches of CHUNK), with the
     exchange that carried each row (for the reproducer)."""
+    return embed_texts(expect, answers, requirement, [(c.id, c.text) for c in cases])
+
+
+def embed_texts(
+    expect: Expect,
+    answers: Answers,
+    requirement: str,
+    inputs: Sequence[tuple[str, str]],
+    chunk_size: int = CHUNK,
+) -> tuple[Matrix, list[Exchange]]:
+    """The server's vectors for (id, text) inputs, in batches of ``chunk_size``, with the
+    exchange that carried each row."""
     rows, carriers = [], []
-    for start in range(0, len(cases), CHUNK):
-        chunk = cases[start : start + CHUNK]
-        exchange = answers.get([c.text for c in chunk], encoding_format="float")
-        rows.append(expect.matrix(requirement, exchange, [c.id for c in chunk]))
+    for start in range(0, len(inputs), chunk_size):
+        chunk = inputs[start : start + chunk_size]
+        exchange = answers.get([text for _, text in chunk], encoding_format="float")
+        rows.append(expect.matrix(requirement, exchange, [case_id for case_id, _ in chunk]))
         carriers += [exchange] * len(chunk)
     try:
         return np.concatenate(rows), carriers
     except ValueError as exc:
-        pytest.skip(f"{requirement} could not be measured: {exc} (see dimension.*)")
+        expect.unmeasurable(requirement, f"{exc} (see dimension.*)", carriers[0])
 
 
 def reference_matrix(reference: Recording, cases: Sequence[Case]) -> Matrix:

@@ -55,9 +55,8 @@ def test_dimensions_is_the_renormalized_prefix(
     exchange, size, ids = reduced
     shortened = expect.matrix("dimensions.renormalized", exchange, ids)
     if shortened.shape[1] != size:
-        pytest.skip(
-            f"vectors have {shortened.shape[1]} entries, not {size} (see dimensions.honoured)"
-        )
+        what = f"vectors have {shortened.shape[1]} entries, not {size} (see dimensions.honoured)"
+        expect.unmeasurable("dimensions.renormalized", what, exchange, ids)
     full = expect.matrix("dimensions.renormalized", batch_float, ids)[: len(ids)]
     atol = settings.tolerances.vector_atol
     result = dimensions.check_renormalized(shortened, full, size, atol)

@@ -125,7 +125,14 @@ def test_errors_kept_ignores_a_bad_request_no_longer_sent() -> None:
 
 
 @pytest.mark.parametrize(
-    ("before", "now"), [("PASS", "FAIL"), ("PASS", "UNSUPPORTED"), ("UNSUPPORTED", "FAIL")]
+    ("before", "now"),
+    [
+        ("PASS", "FAIL"),
+        ("PASS", "UNSUPPORTED"),
+        ("UNSUPPORTED", "FAIL"),
+        ("PASS", "SKIPPED"),  # no longer checked: a bug could hide behind it
+        ("PASS", "NOT RUN"),  # deselected, or out of the profile
+    ],
 )
 def test_status_regressions_reports_doing_worse(before: str, now: str) -> None:
     regressions = status_regressions({"r": before, "other": "PASS"}, {"r": now, "other": "PASS"})
@@ -141,3 +148,7 @@ def test_status_regressions_ignores_what_is_not_worse(before: str, now: str) -> 
 
 def test_status_regressions_ignores_requirements_new_in_this_run() -> None:
     assert status_regressions({}, {"new": "FAIL"}) == []
+
+
+def test_status_regressions_ignores_requirements_this_suite_no_longer_has() -> None:
+    assert status_regressions({"retired": "PASS"}, {"r": "PASS"}) == []

@@ -196,14 +196,22 @@ def test_worst_is_a_copy_of_the_record() -> None:
 # Tally.counts
 
 
-def test_counts_of_an_empty_run_are_all_skipped() -> None:
+def test_counts_of_an_empty_run_are_all_not_run() -> None:
     assert Tally().counts() == {
         "passed": 0,
         "failed": 0,
         "warnings": 0,
         "unsupported": 0,
-        "skipped": len(CATALOGUE),
+        "not_applicable": 0,
+        "not_run": len(CATALOGUE),
     }
+
+
+def test_a_skipped_requirement_is_not_applicable_not_unrun() -> None:
+    tally = Tally()
+    tally.add("t::norm", properties([NORM]), "skipped", "not normalized")
+    assert tally.counts()["not_applicable"] == 1
+    assert tally.counts()["not_run"] == len(CATALOGUE) - 1
 
 
 def test_should_failure_counts_as_a_warning_not_a_failure() -> None:
@@ -217,7 +225,8 @@ def test_should_failure_counts_as_a_warning_not_a_failure() -> None:
         "failed": 1,
         "warnings": 1,
         "unsupported": 1,
-        "skipped": len(CATALOGUE) - 4,
+        "not_applicable": 0,
+        "not_run": len(CATALOGUE) - 4,
     }
 
 
@@ -234,9 +243,10 @@ def sample_tally() -> Tally:
 
 
 def test_final_line_counts_every_status() -> None:
-    skipped = len(CATALOGUE) - 4
+    not_run = len(CATALOGUE) - 4
     assert final_line(sample_tally()) == (
-        f"conformance: 1 passed, 1 failed, 1 unsupported, {skipped} skipped (1 SHOULD warning)"
+        f"conformance: 1 passed, 1 failed, 1 unsupported, 0 not applicable, {not_run} not run "
+        "(1 SHOULD warning)"
     )
 
 
@@ -244,7 +254,8 @@ def test_final_line_without_warnings_has_no_suffix() -> None:
     tally = Tally()
     tally.add("t::finite", properties([FINITE], passing(FINITE)), "passed")
     assert final_line(tally) == (
-        f"conformance: 1 passed, 0 failed, 0 unsupported, {len(CATALOGUE) - 1} skipped"
+        "conformance: 1 passed, 0 failed, 0 unsupported, 0 not applicable, "
+        f"{len(CATALOGUE) - 1} not run"
     )
 
 
@@ -266,10 +277,19 @@ def test_requirement_lines_show_status_and_worst_measurement() -> None:
     assert lines[MONOTONIC].split()[:2] == ["FAIL", "SHOULD"]
 
 
-def test_requirement_lines_show_not_run_as_skipped_without_measurement() -> None:
-    lines = {line.split()[2]: line for line in requirement_lines(sample_tally())}
-    line = lines["batch.permutation"]
-    assert line.split() == ["SKIPPED", "MUST", "batch.permutation"]
+def test_requirement_lines_show_not_run_apart_from_not_applicable() -> None:
+    tally = sample_tally()
+    tally.add("t::dim", properties(["dimension.expected"]), "skipped", "no --expect-dim given")
+    lines = requirement_lines(tally)
+
+    def line_of(requirement_id: str) -> str:
+        return next(line for line in lines if f" {requirement_id} " in f"{line} ")
+
+    assert line_of("batch.permutation").split() == (
+        ["NOT", "RUN", "MUST", "batch.permutation", "deselected", "(-k", "or", "-m)"]
+    )
+    assert line_of("dimension.expected").split()[:3] == ["N/A", "MUST", "dimension.expected"]
+    assert line_of("dimension.expected").endswith("no --expect-dim given")
 
 
 def test_results_document_is_json_serializable_and_complete() -> None:

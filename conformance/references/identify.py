@@ -1,0 +1,120 @@
+"""Which bundled golden a server's vectors belong to, when its model name names none.
+
+Servers serve bundled models under other names (Ollama calls all-MiniLM-L6-v2 'all-minilm').
+Matched by name only, such a run would compare the vectors with nothing and could pass a
+server that returns one vector for every input. So the suite embeds a few fingerprint inputs
+and compares them with every bundled golden: a golden that agrees within the tier is the
+reference; when none does, the run stops and names the closest one, with how far it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from conformance.checks.agreement import cosine_distances
+from conformance.client import EmbeddingsClient, EndpointError
+from conformance.references import (
+    DEFAULT_SOURCE,
+    ReferenceSpec,
+    bundled_models,
+    golden_root,
+    load_golden,
+    reference_cases,
+)
+from conformance.references.recording import Recording
+from conformance.wire import Matrix
+
+# Short and long English, other scripts, code, numbers, emoji: inputs on which models that
+# differ (in weights, pooling, layers, normalization) give clearly different vectors.
+FINGERPRINT = (
+    "en-sent-01",
+    "en-para-03",
+    "zh-04",
+    "he-02",
+    "code-js-02",
+    "num-05",
+    "emoji-02",
+    "ret-q-01",
+)
+WAYS_OUT = (
+    "Compare with a reference of your own: --reference golden:DIR, "
+    "--reference sentence-transformers:PATH, or the URL of a trusted server (e.g. bare vLLM); "
+    "or run without one: --reference none (vectors not compared with any reference)."
+)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    name: str  # MODEL/SOURCE of a bundled golden
+    recording: Recording
+    distance: float  # max 1 - cosine over the fingerprint; inf when the dimension differs
+
+
+def fingerprint_distance(vectors: Matrix, recording: Recording) -> float:
+    """The largest 1 - cosine between the server's fingerprint vectors and the golden's."""
+    expected = recording.matrix(FINGERPRINT)
+    if vectors.shape != expected.shape:
+        return float("inf")
+    distance = float(cosine_distances(vectors, expected).max())
+    return distance if np.isfinite(distance) else float("inf")
+
+
+def bundled_candidates(vectors: Matrix) -> list[Candidate]:
+    """Every bundled golden (its default source), closest first."""
+    candidates = []
+    for model in bundled_models():
+        recording = load_golden(golden_root() / model / DEFAULT_SOURCE)
+        distance = fingerprint_distance(vectors, recording)
+        candidates.append(Candidate(f"{model}/{DEFAULT_SOURCE}", recording, distance))
+    return sorted(candidates, key=lambda c: c.distance)
+
+
+def fingerprint_vectors(client: EmbeddingsClient) -> Matrix:
+    """The server's vectors for the fingerprint inputs; ValueError when it gives none."""
+    by_id = {case.id: case for case in reference_cases()}
+    texts = [by_id[case_id].text for case_id in FINGERPRINT]
+    try:
+        exchange = client.embed(texts, encoding_format="float")
+    except EndpointError as exc:
+        raise ValueError(f"no answer to the fingerprint inputs: {exc}") from None
+    try:
+        if not exchange.ok or exchange.batch is None:
+            raise ValueError(exchange.describe()[:200])
+        return exchange.batch.matrix()
+    except ValueError as exc:
+        raise ValueError(
+            f"no reference for model {client.model!r}: no bundled golden has that name, and "
+            f"its vectors for {len(texts)} fingerprint inputs could not be read ({exc}). "
+            + WAYS_OUT
+        ) from None
+
+
+def identify_by_vectors(client: EmbeddingsClient, cosine_atol: float) -> ReferenceSpec:
+    """The bundled golden whose fingerprint the server's vectors match within ``cosine_atol``;
+    ValueError with the closest candidate and the ways out when none does."""
+    vectors = fingerprint_vectors(client)
+    candidates = bundled_candidates(vectors)
+    if not candidates:
+        raise ValueError(f"no reference for model {client.model!r}: none is bundled. {WAYS_OUT}")
+    best = candidates[0]
+    if best.distance <= cosine_atol:
+        path = golden_root() / best.name
+        label = (
+            f"bundled golden {best.name}, identified by its vectors as {best.recording.model} "
+            f"(1 - cosine <= {best.distance:.2g} on {len(FINGERPRINT)} fingerprint inputs); "
+            f"served as {client.model!r}"
+        )
+        return ReferenceSpec("golden", str(path), label, best.recording)
+    how_far = (
+        "another dimension"
+        if best.distance == float("inf")
+        else f"1 - cosine up to {best.distance:.3g} on {len(FINGERPRINT)} fingerprint inputs, "
+        f"where the tier allows {cosine_atol:g}"
+    )
+    raise ValueError(
+        f"no reference for model {client.model!r}: no bundled golden has that name, and its "
+        f"vectors match none. The closest is {best.name} ({how_far}): if the server serves "
+        f"{best.recording.model}, its vectors are wrong. " + WAYS_OUT
+    )
