@@ -94,8 +94,8 @@ class Expect:
         pytest.skip(f"{requirement_id} could not be measured: {exchange.describe()[:200]}")
 
     def matrix(self, requirement_id: str, exchange: Exchange, cases: Sequence[str]) -> Matrix:
-        """The answer's vectors as a [count, dim] matrix; skips when they cannot be stacked
-        (the dimension and envelope requirements report why)."""
+        """The answer's vectors as a [count, dim] matrix; when they cannot be stacked, the
+        requirement is not measurable: it fails (the dimension requirements say why)."""
         batch = self.ok(requirement_id, exchange, cases)
         try:
             return batch.matrix()
