@@ -18,7 +18,7 @@ import pytest
 from conformance import __version__
 from conformance.builtin import builtin_transport, start_builtin
 from conformance.checks.baseline import status_regressions
-from conformance.client import EmbeddingsClient
+from conformance.client import EmbeddingsClient, parse_endpoint
 from conformance.options import Settings, given_options, resolve_settings
 from conformance.preflight import PreflightError, check_embeddings_route, open_client
 from conformance.references import GoldenError, ReferenceSpec, bundled_golden, parse_reference
@@ -74,14 +74,14 @@ class ConformanceSession:
         endpoint = given["endpoint"]
         if endpoint is None:
             return None
-        resolve_settings(given, COLLECT_ONLY_URL)  # every option checked before a server starts
         transport = builtin_transport(endpoint)
         if transport is None:
             return cls(resolve_settings(given, endpoint))
+        settings = resolve_settings(given, COLLECT_ONLY_URL)  # options checked before a start
         if config.option.collectonly:
-            return cls(resolve_settings(given, COLLECT_ONLY_URL))
+            return cls(settings)
         server = start_builtin(transport)
-        return cls(resolve_settings(given, server.url), server=server)
+        return cls(replace(settings, endpoint=parse_endpoint(server.url)), server=server)
 
     def in_play(self, requirement: Requirement) -> bool:
         """In the chosen profile, and for the baseline gate's requirements, given a baseline."""

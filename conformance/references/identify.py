@@ -77,13 +77,10 @@ def fingerprint_vectors(client: EmbeddingsClient) -> Matrix:
     texts = [by_id[case_id].text for case_id in FINGERPRINT]
     try:
         exchange = client.embed(texts, encoding_format="float")
-    except EndpointError as exc:
-        raise ValueError(f"no answer to the fingerprint inputs: {exc}") from None
-    try:
         if not exchange.ok or exchange.batch is None:
             raise ValueError(exchange.describe()[:200])
         return exchange.batch.matrix()
-    except ValueError as exc:
+    except (EndpointError, ValueError) as exc:
         raise ValueError(
             f"no reference for model {client.model!r}: no bundled golden has that name, and "
             f"its vectors for {len(texts)} fingerprint inputs could not be read ({exc}). "
