@@ -14,22 +14,13 @@ class Case:
     id: str  # stable: failure messages, baselines and -k selections refer to it
     text: str
     tags: tuple[str, ...]
-    token_ids: tuple[int, ...] | None = None  # the text tokenized by the reference model
 
 
 @cache
 def load_cases(name: str = "core") -> tuple[Case, ...]:
     path = resources.files("conformance.fixtures") / f"{name}.json"
     document = json.loads(path.read_text(encoding="utf-8"))
-    return tuple(
-        Case(
-            c["id"],
-            c["text"],
-            tuple(c["tags"]),
-            tuple(c["token_ids"]) if "token_ids" in c else None,
-        )
-        for c in document["cases"]
-    )
+    return tuple(Case(c["id"], c["text"], tuple(c["tags"])) for c in document["cases"])
 
 
 def cases_tagged(tag: str, name: str = "core") -> tuple[Case, ...]:

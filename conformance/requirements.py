@@ -88,6 +88,13 @@ CATALOGUE: tuple[Requirement, ...] = (
         "servers that embed only the first element, or join the array into one text.",
     ),
     Requirement(
+        "input.string-same-as-array",
+        "MUST",
+        "core",
+        "A text sent as a string and as a one-element array gives the same vector.",
+        "two request paths that prepare the text differently (a prefix, a strip, a cast).",
+    ),
+    Requirement(
         "input.token-ids",
         "MUST",
         "full",
@@ -278,6 +285,21 @@ CATALOGUE: tuple[Requirement, ...] = (
         "rows returned in completion or length-sorted order.",
     ),
     Requirement(
+        "batch.large",
+        "MUST",
+        "full",
+        "Every row of one request of 128 inputs is the vector of its own input.",
+        "chunks of a large batch reassembled out of order, or its tail dropped (Ollama #6262).",
+    ),
+    Requirement(
+        "batch.duplicates",
+        "MUST",
+        "full",
+        "A batch holding the same text at scattered positions gives each row its own text's "
+        "vector.",
+        "inputs deduplicated and the vectors mapped back to the wrong rows.",
+    ),
+    Requirement(
         "determinism.repeat",
         "MUST",
         "full",
@@ -299,11 +321,19 @@ CATALOGUE: tuple[Requirement, ...] = (
         "usage counting only the first input, or the padded batch size.",
     ),
     Requirement(
+        "usage.counts-tokens",
+        "MUST",
+        "full",
+        "Each input's prompt_tokens is its count by the reference tokenizer (special tokens "
+        "counted or not): clients bill and budget context by it.",
+        "usage counted in characters or words (infinity-emb 0.0.78: 'hello' -> 5).",
+    ),
+    Requirement(
         "usage.monotonic-length",
         "SHOULD",
         "full",
         "A longer text (a prefix extended) never reports fewer prompt tokens.",
-        "usage constant or counted in characters of a truncated text.",
+        "usage constant, or counted in characters of a truncated text.",
     ),
     Requirement(
         "semantics.distinct-texts",

@@ -30,10 +30,20 @@ def test_without_a_reference_the_comparisons_are_skipped_with_the_reason(
     clean_server: str, tmp_path: Path
 ) -> None:
     run = run_suite(
-        tmp_path, "--endpoint", clean_server, "--reference", "none", "-k", "reference or dimension"
+        tmp_path,
+        "--endpoint",
+        clean_server,
+        "--reference",
+        "none",
+        "-k",
+        "reference or dimension or token_ids or counts_its_tokens",
     )
     assert run.returncode == 0, run.output
     assert run.status("reference.agreement") == "SKIPPED"
+    assert run.status("usage.counts-tokens") == "SKIPPED"
+    # token ids from the judged server itself: used, but not taken for the truth
+    assert run.status("input.token-ids") == "PASS"
+    assert "token ids from the server's own /tokenize (no reference tokenizer)" in run.output
     assert "not applicable: --reference none (vectors not compared" in run.output
     # as loud as a failure: in the header, the summary and the final line
     assert "reference: none: VECTORS NOT COMPARED WITH ANY REFERENCE" in run.output

@@ -36,6 +36,10 @@ MUTATIONS = {
     },
     "dimensions-not-renormalized": {"dimensions.renormalized"},
     "nan-whitespace": {"finite.values"},
+    "null-thai": {"reference.agreement", "batch.large"},  # not measurable: FAIL, not SKIPPED
+    "usage-characters": {"usage.counts-tokens"},
+    "chunks-reversed": {"batch.large"},  # batches of up to 32 are right
+    "duplicates-misaligned": {"batch.duplicates"},
     "token-ids-as-text": {"input.token-ids", "input.token-id-arrays"},
     "big-endian-base64": {"base64.float-parity", "base64.openai-client"},
     "float16-base64": {"base64.decodes"},
@@ -107,6 +111,17 @@ def test_fuzzing_reports_the_planted_5xx_with_a_reproducer(tmp_path: Path) -> No
     assert "reproduce: curl" in message
 
 
+def test_without_a_reference_a_large_batch_is_checked_against_single_requests(
+    tmp_path: Path,
+) -> None:
+    run = suite_against(
+        tmp_path, "--fault", "chunks-reversed", suite_args=("--reference", "none", "-k", "batch")
+    )
+    assert run.status("batch.large") == "FAIL", run.output
+    assert "row i of one request of 128 inputs vs input i sent alone" in run.output
+    assert run.status("batch.single-vs-batch") == "PASS"  # 32 inputs: one chunk, right
+
+
 def test_failure_message_explains_itself(tmp_path: Path) -> None:
     with reference_server("--fault", "no-normalize") as base_url:
         run = run_suite(tmp_path, "--endpoint", base_url, "-k", "normalization.unit-norm:batch")
@@ -133,6 +148,7 @@ def test_parallel_run_still_fails_a_broken_server(tmp_path: Path) -> None:
     # exactly the serial verdicts: unnormalized vectors also differ from the reference's
     assert run.with_status("FAIL") == {
         "normalization.unit-norm",
+        "batch.large",
         "reference.agreement",
         "reference.over-context",
         "reference.token-ids",

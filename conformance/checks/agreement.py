@@ -69,6 +69,9 @@ def check_cosine(
     per_input = cosine_distances(actual, expected)
     worst = int(np.argmax(per_input))
     detail = f"{what}: 1 - cosine per input, worst {_worst(per_input, ids)}"
+    broken = [ids[int(i)] for i in np.flatnonzero(~np.isfinite(actual).all(axis=1))]
+    if broken:  # a null or NaN vector counts as distance 1: say which, and what they hold
+        detail += f"; {len(broken)} with null or non-finite values: {', '.join(broken[:5])}"
     return at_most(float(per_input[worst]), cosine_atol, detail, worst)
 
 

@@ -258,12 +258,13 @@ class EmbeddingsClient(HttpClient):
         """Embed ``inputs`` with optional request parameters (encoding_format, dimensions...)."""
         return self.post({"model": self.model, "input": inputs, **params})
 
-    def tokenize(self, text: str) -> list[int] | None:
-        """Token ids (with special tokens) from a vLLM-style /tokenize route; None if absent."""
+    def tokenize(self, text: str, *, special_tokens: bool = True) -> list[int] | None:
+        """Token ids (with special tokens, unless told) from a vLLM-style /tokenize route; None
+        if absent."""
         url = self.endpoint.tokenize_url
         if url is None:
             return None
-        document = {"model": self.model, "prompt": text, "add_special_tokens": True}
+        document = {"model": self.model, "prompt": text, "add_special_tokens": special_tokens}
         try:
             reply = self.send("POST", url, json.dumps(document).encode("ascii"), JSON)
             tokens = parse_json(reply.raw).get("tokens") if reply.status == 200 else None

@@ -1,12 +1,15 @@
 """A recording of reference vectors over the reference corpus: what a golden directory holds.
 
-A recording directory has two files:
+A recording directory has these files:
 
     manifest.json  what made the vectors (model, weights hash, libraries, dtype, pooling,
                    normalization, context length, corpus hash, date, command), the row order
-                   (``case_ids``), the cases the source refused (``rejected``), and the sha256
-                   and shape of the array file
+                   (``case_ids``), the cases the source refused (``rejected``), how many
+                   special tokens its tokenizer adds (``special_tokens``), and the sha256 (and
+                   shape) of every other file
     vectors.npy    float32 ``[len(case_ids), dim]``, one row per accepted case
+    tokens.json    the source's token ids of each case, special tokens included (when the
+                   source has a tokenizer): the truth for token counts and token-id input
 
 Writing is all-or-nothing: files go to a temporary sibling directory that is renamed into
 place, so an interrupted recording never leaves a half-written golden behind.
@@ -35,6 +38,7 @@ from conformance.wire import Matrix, Vector
 FORMAT = 1
 MANIFEST = "manifest.json"
 VECTORS = "vectors.npy"
+TOKENS = "tokens.json"
 
 StoredVectors = npt.NDArray[np.float32]  # as kept on disk; read back as float64
 
@@ -59,6 +63,7 @@ class Recording:
 
     manifest: dict[str, Any]
     vectors: StoredVectors
+    tokens: dict[str, list[int]] | None = None  # case id -> token ids; None: no tokenizer
 
     @cached_property
     def rows(self) -> dict[str, int]:
@@ -99,11 +104,27 @@ class Recording:
         row = self.rows.get(case_id)
         return None if row is None else self.vectors[row].astype(np.float64)
 
+    def token_ids(self, case_id: str) -> list[int] | None:
+        """The source's token ids of a case (special tokens included), if it recorded them."""
+        return None if self.tokens is None else self.tokens.get(case_id)
+
+    @property
+    def special_tokens(self) -> int | None:
+        """How many special tokens the source's tokenizer adds to every text ([CLS], [SEP])."""
+        count = self.manifest.get("special_tokens")
+        return count if isinstance(count, int) else None
+
 
 def _npy_bytes(vectors: StoredVectors) -> bytes:
     buffer = io.BytesIO()
     np.save(buffer, np.ascontiguousarray(vectors, dtype="<f4"), allow_pickle=False)
     return buffer.getvalue()
+
+
+def _tokens_bytes(tokens: dict[str, list[int]]) -> bytes:
+    """One line per case: readable, and diffs stay small when a tokenizer changes."""
+    lines = [f"{json.dumps(case_id)}: {json.dumps(ids)}" for case_id, ids in tokens.items()]
+    return ("{\n" + ",\n".join(lines) + "\n}\n").encode("utf-8")
 
 
 def check_writable(directory: Path, *, overwrite: bool = False) -> None:
@@ -116,22 +137,19 @@ def save(recording: Recording, directory: Path, *, overwrite: bool = False) -> N
     """Write the recording to ``directory`` atomically; refuse to replace one unless told."""
     directory = Path(directory)
     check_writable(directory, overwrite=overwrite)
-    data = _npy_bytes(recording.vectors)
-    manifest = {
-        **recording.manifest,
-        "format": FORMAT,
-        "files": {
-            VECTORS: {
-                "sha256": sha256_bytes(data),
-                "shape": list(recording.vectors.shape),
-                "dtype": "<f4",
-            }
-        },
+    data = {VECTORS: _npy_bytes(recording.vectors)}
+    if recording.tokens is not None:
+        data[TOKENS] = _tokens_bytes(recording.tokens)
+    files: dict[str, dict[str, Any]] = {
+        name: {"sha256": sha256_bytes(b)} for name, b in data.items()
     }
+    files[VECTORS].update(shape=list(recording.vectors.shape), dtype="<f4")
+    manifest = {**recording.manifest, "format": FORMAT, "files": files}
     directory.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}-", dir=directory.parent))
     try:
-        (staging / VECTORS).write_bytes(data)
+        for name, content in data.items():
+            (staging / name).write_bytes(content)
         text = json.dumps(manifest, indent=1, ensure_ascii=False) + "\n"
         (staging / MANIFEST).write_text(text, encoding="utf-8")
         _swap_in(staging, directory)
@@ -178,6 +196,8 @@ def problems(directory: Path) -> list[str]:
         if sha256_bytes(data) != expected["sha256"]:
             found.append(f"{name}: sha256 differs from the manifest (file changed or damaged)")
             continue
+        if "shape" not in expected:  # not an array
+            continue
         array = np.load(io.BytesIO(data), allow_pickle=False)
         if list(array.shape) != expected["shape"] or array.dtype.str != expected["dtype"]:
             found.append(
@@ -202,4 +222,7 @@ def load(directory: Path) -> Recording:
         raise GoldenError("; ".join(found))
     manifest = json.loads((Path(directory) / MANIFEST).read_text(encoding="utf-8"))
     vectors = np.load(Path(directory) / VECTORS, allow_pickle=False)
-    return Recording(manifest, vectors)
+    tokens = None
+    if TOKENS in manifest["files"]:
+        tokens = json.loads((Path(directory) / TOKENS).read_text(encoding="utf-8"))
+    return Recording(manifest, vectors, tokens)

@@ -123,6 +123,8 @@ def record_sentence_transformers(
             rows.append(np.asarray(model.encode([c.text for c in chunk]), dtype=np.float32))
             bar.update(len(chunk))
     card = model_card(model_dir)
+    tokenizer = model.tokenizer
+    tokens = {c.id: [int(t) for t in tokenizer.encode(c.text)] for c in cases}  # no truncation
     manifest = _manifest(
         cases,
         model=name or _model_name(model_dir),
@@ -136,8 +138,9 @@ def record_sentence_transformers(
         over_context="truncate",
         case_ids=[c.id for c in cases],
         rejected={},
+        special_tokens=int(tokenizer.num_special_tokens_to_add()),
     )
-    return Recording(manifest, np.concatenate(rows))
+    return Recording(manifest, np.concatenate(rows), tokens)
 
 
 def _model_name(model_dir: str) -> str:
@@ -195,6 +198,7 @@ def record_endpoint(
     matrix = _stack([vectors[i] for i in recorded])
     norms = np.linalg.norm(matrix, axis=1)
     card = model_card(model_dir) if model_dir else {}
+    tokens, special_tokens = _endpoint_tokens(client, cases)
     over = [c.id for c in cases if "over-context" in c.tags]
     manifest = _manifest(
         cases,
@@ -210,9 +214,23 @@ def record_endpoint(
         over_context="reject" if over and all(i in rejected for i in over) else "truncate",
         case_ids=recorded,
         rejected=rejected,
+        special_tokens=special_tokens,
         behaviour=observed_behaviour(client) if behaviour else None,
     )
-    return Recording(manifest, matrix)
+    return Recording(manifest, matrix, tokens)
+
+
+def _endpoint_tokens(
+    client: EmbeddingsClient, cases: Sequence[Case]
+) -> tuple[dict[str, list[int]] | None, int | None]:
+    """Each case's token ids from the endpoint's own /tokenize route, and how many special
+    tokens it adds; (None, None) when it has no such route."""
+    probe = client.tokenize("hello")
+    bare = client.tokenize("hello", special_tokens=False)
+    if probe is None or bare is None:
+        return None, None
+    tokens = {c.id: ids for c in cases if (ids := client.tokenize(c.text)) is not None}
+    return tokens, len(probe) - len(bare)
 
 
 def _vector(exchange: Exchange, index: int, case: Case) -> np.ndarray:

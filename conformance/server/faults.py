@@ -71,6 +71,29 @@ FAULTS: dict[str, Fault] = {
             "(serialized as null)",
         ),
         Fault(
+            "null-thai",
+            "worker",
+            "inputs in Thai script answered with null (a tokenizer that drops the script, "
+            "pooling over nothing: NaN, serialized as null)",
+        ),
+        Fault(
+            "usage-characters",
+            "worker",
+            "usage.prompt_tokens counted in characters (infinity-emb 0.0.78: 'hello' -> 5)",
+        ),
+        Fault(
+            "chunks-reversed",
+            "worker",
+            "a batch computed in chunks of 32 and reassembled last chunk first (Ollama #6262): "
+            "batches of up to 32 are right",
+        ),
+        Fault(
+            "duplicates-misaligned",
+            "worker",
+            "a batch holding duplicates deduplicated, and the vectors mapped back to the wrong "
+            "rows",
+        ),
+        Fault(
             "token-ids-as-text",
             "worker",
             "token-id input turned into the text '101 7592 102' and embedded as such",

@@ -161,10 +161,10 @@ class Frontend:
     async def tokenize(self, request: Request) -> Response:
         try:
             self._check_request(request)
-            prompt, _ = parse_tokenize_request(await request.body(), self.model)
+            prompt, special = parse_tokenize_request(await request.body(), self.model)
         except ApiError as error:
             return api_error(error, self.config.fault)
-        reply = await self._ask({"op": "tokenize", "text": prompt})
+        reply = await self._ask({"op": "tokenize", "text": prompt, "special": special})
         if isinstance(reply, Response):
             return reply
         tokens = reply.header["tokens"]

@@ -66,6 +66,34 @@ def shape_output(
     )
 
 
+THAI = range(0x0E00, 0x0E80)
+CHUNK = 32  # the chunks-reversed fault's batch chunk
+
+
+def _broken_text(text: str, fault: str) -> bool:
+    """Inputs the nan-whitespace / null-thai faults answer with NaN (serialized as null)."""
+    if fault == "nan-whitespace":
+        return not text.strip()
+    return any(ord(char) in THAI for char in text)
+
+
+def _chunks_reversed(matrix: transports.Float32Matrix) -> transports.Float32Matrix:
+    """The rows of a batch computed in chunks of CHUNK, the chunks put back last first."""
+    chunks = [matrix[start : start + CHUNK] for start in range(0, len(matrix), CHUNK)]
+    return np.concatenate(chunks[::-1])
+
+
+def _embed_deduplicated_wrongly(engine: Engine, texts: list[str]) -> EngineOutput:
+    """Each distinct text embedded once (sorted), mapped back by first-occurrence position
+    instead of by its place in the sorted list: every row that moved gets another text's
+    vector."""
+    distinct = sorted(set(texts))
+    first_seen = list(dict.fromkeys(texts))
+    output = engine.embed_texts(distinct)
+    matrix = output.matrix[[first_seen.index(text) for text in texts]]
+    return EngineOutput(np.ascontiguousarray(matrix), [1] * len(texts), output.prompt_tokens)
+
+
 def _one_vector(dim: int) -> transports.Float32Matrix:
     """A fixed unit vector (the same in every worker and request)."""
     vector = np.random.default_rng(0).standard_normal(dim)
@@ -132,7 +160,8 @@ class Worker:
         reply: dict[str, Any] = {"op": header["op"], "id": header["id"], "ok": True}
         try:
             if header["op"] == "tokenize":
-                return [_dump({**reply, "tokens": self.engine.tokenize(header["text"])})]
+                tokens = self.engine.tokenize(header["text"], header.get("special", True))
+                return [_dump({**reply, "tokens": tokens})]
             return self._embed(header, reply)
         except Exception as exc:  # report, don't die: the frontend answers 500
             return [_dump({**reply, "ok": False, "message": f"{type(exc).__name__}: {exc}"})]
@@ -141,17 +170,22 @@ class Worker:
         texts: list[str] = header.get("texts", [])
         if "ids" in header and self.fault == "token-ids-as-text":
             texts = [" ".join(map(str, ids)) for ids in header["ids"]]
-        if texts:
+        if texts and self.fault == "duplicates-misaligned" and len(set(texts)) < len(texts):
+            output = _embed_deduplicated_wrongly(self.engine, texts)
+        elif texts:
             output = self.engine.embed_texts(texts)
         else:
             output = self.engine.embed_tokens(header["ids"])
         output = shape_output(output, header.get("dimensions"), self.fault, self.rng)
-        if self.fault == "nan-whitespace":
-            blank = [not text.strip() for text in texts]
-            output.matrix[blank] = np.nan
-        reply.update(
-            rows=output.rows, dim=int(output.matrix.shape[1]), prompt_tokens=output.prompt_tokens
-        )
+        if self.fault in ("nan-whitespace", "null-thai"):
+            broken = [_broken_text(text, self.fault) for text in texts]
+            output.matrix[broken] = np.nan
+        if self.fault == "chunks-reversed":
+            output.matrix[:] = _chunks_reversed(output.matrix)
+        prompt_tokens = output.prompt_tokens
+        if self.fault == "usage-characters" and texts:
+            prompt_tokens = sum(len(text) for text in texts)
+        reply.update(rows=output.rows, dim=int(output.matrix.shape[1]), prompt_tokens=prompt_tokens)
         if header.get("transport") == "shm" and self.use_shm and self.prefix:
             handle = transports.write_segment(output.matrix, self.prefix)
             return [_dump({**reply, "transport": "shm", "shm": handle.as_dict()})]

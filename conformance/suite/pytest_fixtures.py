@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -156,12 +157,30 @@ def dim(batch_float: Exchange) -> int:
     return len(vector)
 
 
+@dataclass(frozen=True)
+class Tokenizer:
+    """Token ids of reference-corpus cases, and where they come from (for notes)."""
+
+    origin: str
+    ids: Callable[[str], list[int] | None]  # case id -> token ids, special tokens included
+    judged_server: bool  # the ids come from the server being judged, not from a reference
+
+
 @pytest.fixture(scope="session")
-def tokenizer(client: EmbeddingsClient) -> Callable[[str], list[int]] | None:
-    """Token ids of a text from the server's own /tokenize route, or None when it has none."""
+def tokenizer(client: EmbeddingsClient, reference: Recording | None) -> Tokenizer | None:
+    """The reference's token ids when it recorded them: the truth, whatever the server says.
+    Else the server's own /tokenize route (only consistency with its text path can be
+    checked then); None when neither exists."""
+    if reference is not None and reference.tokens is not None:
+        return Tokenizer(f"the reference ({reference.source})", reference.token_ids, False)
     if client.tokenize("hello") is None:
         return None
-    return lambda text: client.tokenize(text) or []
+    texts = {c.id: c.text for c in reference_cases()}
+    return Tokenizer(
+        "the server's own /tokenize (no reference tokenizer)",
+        lambda case_id: client.tokenize(texts[case_id]),
+        True,
+    )
 
 
 BadAnswers = Callable[[BadRequest], Exchange]

@@ -22,9 +22,19 @@ CASES = {c.id: c for c in reference_cases()}
 OVER_CONTEXT = [c.id for c in CASES.values() if "over-context" in c.tags]
 
 
+def within_context() -> list[Case]:
+    """Every corpus input within the model's context."""
+    return [c for c in CASES.values() if "over-context" not in c.tags]
+
+
 def compared_cases(reference: Recording) -> list[Case]:
     """Every corpus input within the model's context that the reference has a vector for."""
-    return [c for c in CASES.values() if "over-context" not in c.tags and c.id in reference.rows]
+    return [c for c in within_context() if c.id in reference.rows]
+
+
+def spread(cases: Sequence[Case], count: int) -> list[Case]:
+    """``count`` cases taken evenly across the corpus order: every kind, script and length."""
+    return [cases[i * len(cases) // count] for i in range(min(count, len(cases)))]
 
 
 def embed_cases(

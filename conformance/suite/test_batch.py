@@ -5,8 +5,21 @@ from __future__ import annotations
 import pytest
 
 from conformance.client import Exchange
-from conformance.expect import Expect
+from conformance.corpus import Case
+from conformance.expect import Expect, unsupported
+from conformance.options import Settings
+from conformance.references import Recording
 from conformance.suite.pytest_fixtures import Answers
+from conformance.suite.reference_corpus import (
+    compared_cases,
+    expect_agreement,
+    spread,
+    within_context,
+)
+
+LARGE = 128  # inputs in one request: past the chunk sizes servers split batches into
+SHORT = 150  # characters: the large batch tests rows, not lengths (single-vs-batch does that)
+DUPLICATE_AT = (0, 9, 17, 30)  # where the first batch text appears again in the batch of 32
 
 
 def permutation(count: int) -> list[int]:
@@ -37,3 +50,55 @@ def test_permuted_batch_permutes_rows(
     original = expect.matrix("batch.permutation", batch_float, batch_ids)
     what = "row i of the permuted batch vs its text in the original"
     expect.same_vectors("batch.permutation", permuted, permuted_ids, original[order], what)
+
+
+@pytest.mark.requirement("batch.large")
+def test_every_row_of_a_large_batch_is_its_inputs(
+    expect: Expect, settings: Settings, answers: Answers, reference: Recording | None
+) -> None:
+    """One request of 128 short corpus inputs, row by row: against the reference when there
+    is one, else against each input sent alone."""
+    requirement = "batch.large"
+    usable: list[Case] = compared_cases(reference) if reference else within_context()
+    cases = spread([c for c in usable if len(c.text) <= SHORT], LARGE)
+    ids = [c.id for c in cases]
+    exchange = answers.get([c.text for c in cases], encoding_format="float")
+    if 400 <= exchange.status < 500:
+        unsupported(f"{len(cases)} inputs in one request refused with HTTP {exchange.status}")
+    if reference is None:
+        alone = expect.rows(
+            requirement, [answers.get(c.text, encoding_format="float") for c in cases], ids
+        )
+        what = f"row i of one request of {len(cases)} inputs vs input i sent alone"
+        expect.same_vectors(requirement, exchange, ids, alone, what)
+        return
+    expect_agreement(
+        expect,
+        requirement,
+        settings,
+        expect.matrix(requirement, exchange, ids),
+        reference.matrix(ids),
+        ids,
+        [exchange] * len(ids),
+        f"row i of one request of {len(cases)} inputs vs {reference.model} ({reference.source})",
+    )
+
+
+@pytest.mark.requirement("batch.duplicates")
+def test_duplicates_in_a_batch_keep_their_rows(
+    expect: Expect,
+    answers: Answers,
+    batch_float: Exchange,
+    singles: list[Exchange],
+    batch_ids: list[str],
+) -> None:
+    """The batch of 32 with its first text also at positions 9, 17 and 30: every row is its
+    own text's vector (as sent alone)."""
+    requirement = "batch.duplicates"
+    order = [0 if i in DUPLICATE_AT else i for i in range(len(batch_ids))]
+    texts = batch_float.request["input"]
+    ids = [batch_ids[i] for i in order]
+    exchange = answers.get([texts[i] for i in order], encoding_format="float")
+    alone = expect.rows(requirement, singles, batch_ids)[order]
+    what = f"row i of a batch with {ids[0]!r} at positions {list(DUPLICATE_AT)} vs its text alone"
+    expect.same_vectors(requirement, exchange, ids, alone, what)

@@ -1,4 +1,5 @@
-"""Input forms beyond strings: token ids and arrays of token ids (optional features).
+"""Input forms: a string against a one-element array, token ids and arrays of token ids
+(optional features).
 
 A string and an array of strings are judged in ``test_answers.py``."""
 
@@ -10,15 +11,15 @@ import pytest
 
 from conformance.checks import envelope, vectors
 from conformance.client import Exchange
-from conformance.corpus import case
 from conformance.expect import Expect, unsupported
-from conformance.suite.pytest_fixtures import Answers
+from conformance.references import reference_cases
+from conformance.suite.pytest_fixtures import Answers, Tokenizer
 
-TOKEN_CASES = ["batch-02", "batch-04", "batch-10"]
+STRING_CASE = "batch-02"  # a core corpus case
+TOKEN_CASES = ["en-sent-01", "zh-01", "code-py-01"]  # reference corpus cases
+TEXTS = {c.id: c.text for c in reference_cases()}
 # Used only when no tokenizer is known: plausible ids inside any real vocabulary.
 PROBE_IDS = [[1000, 2000, 3000], [1500, 2500], [1200, 2200, 3200, 4200]]
-
-Tokenizer = Callable[[str], list[int]] | None
 
 
 def token_answer(
@@ -41,42 +42,65 @@ def compare_or_repeat(
     requirement_id: str,
     answers: Answers,
     exchange: Exchange,
-    texts: Exchange | None,
+    tokenizer: Tokenizer | None,
     ids: list[str],
 ) -> None:
     """Compare with the texts' vectors when the ids came from a tokenizer, else only check
     that the same ids give the same vectors again (and say so)."""
-    if texts is not None:
+    if tokenizer is not None:
+        texts = answers.get([TEXTS[i] for i in ids], encoding_format="float")
         want = expect.matrix(requirement_id, texts, ids)
-        expect.same_vectors(requirement_id, exchange, ids, want, "token ids vs their text")
+        what = f"token ids from {tokenizer.origin} vs their text"
+        expect.same_vectors(requirement_id, exchange, ids, want, what)
+        if tokenizer.judged_server:
+            expect.note(requirement_id, f"token ids from {tokenizer.origin}: not the truth")
         return
     got = expect.matrix(requirement_id, exchange, ids)
     again = answers.fresh(exchange.request["input"])
     expect.same_vectors(requirement_id, again, ids, got, "repeat")
     expect.note(
         requirement_id,
-        "valid and deterministic, but not compared with text: no "
-        "tokenizer known (no /tokenize route beside /v1)",
+        "valid and deterministic, but not compared with text: no tokenizer known (no "
+        "reference that recorded token ids, no /tokenize route beside /v1)",
     )
+
+
+def token_ids(tokenizer: Tokenizer | None, ids: list[str]) -> list[list[int]]:
+    """The cases' token ids, or (no tokenizer) plausible ids inside any real vocabulary."""
+    if tokenizer is None:
+        return PROBE_IDS[: len(ids)]
+    found = [tokenizer.ids(case_id) for case_id in ids]
+    if any(not tokens for tokens in found):
+        pytest.fail(f"{tokenizer.origin} gave no token ids for {ids}", pytrace=False)
+    return [tokens or [] for tokens in found]
+
+
+@pytest.mark.requirement("input.string-same-as-array")
+def test_string_and_one_element_array_agree(
+    expect: Expect, single: Callable[[str], Exchange], answers: Answers
+) -> None:
+    requirement = "input.string-same-as-array"
+    as_string = single(STRING_CASE)
+    as_array = answers.get([as_string.request["input"]], encoding_format="float")
+    want = expect.matrix(requirement, as_string, [STRING_CASE])
+    what = "the text as a one-element array vs as a string"
+    expect.same_vectors(requirement, as_array, [STRING_CASE], want, what)
 
 
 @pytest.mark.requirement("input.token-ids")
 def test_token_ids_embed_like_their_text(
-    expect: Expect, answers: Answers, tokenizer: Tokenizer, dim: int
+    expect: Expect, answers: Answers, tokenizer: Tokenizer | None, dim: int
 ) -> None:
-    text = case(TOKEN_CASES[0]).text
-    ids = tokenizer(text) if tokenizer else PROBE_IDS[0]
-    exchange = token_answer(expect, "input.token-ids", answers, ids, 1, dim)
-    texts = answers.get(text, encoding_format="float") if tokenizer else None
-    compare_or_repeat(expect, "input.token-ids", answers, exchange, texts, TOKEN_CASES[:1])
+    ids = TOKEN_CASES[:1]
+    (tokens,) = token_ids(tokenizer, ids)
+    exchange = token_answer(expect, "input.token-ids", answers, tokens, 1, dim)
+    compare_or_repeat(expect, "input.token-ids", answers, exchange, tokenizer, ids)
 
 
 @pytest.mark.requirement("input.token-id-arrays")
 def test_token_id_arrays_embed_like_their_texts(
-    expect: Expect, answers: Answers, tokenizer: Tokenizer, dim: int
+    expect: Expect, answers: Answers, tokenizer: Tokenizer | None, dim: int
 ) -> None:
-    texts = [case(case_id).text for case_id in TOKEN_CASES]
-    ids = [tokenizer(t) for t in texts] if tokenizer else PROBE_IDS
-    exchange = token_answer(expect, "input.token-id-arrays", answers, ids, len(ids), dim)
-    text_answer = answers.get(texts, encoding_format="float") if tokenizer else None
-    compare_or_repeat(expect, "input.token-id-arrays", answers, exchange, text_answer, TOKEN_CASES)
+    tokens = token_ids(tokenizer, TOKEN_CASES)
+    exchange = token_answer(expect, "input.token-id-arrays", answers, tokens, len(tokens), dim)
+    compare_or_repeat(expect, "input.token-id-arrays", answers, exchange, tokenizer, TOKEN_CASES)

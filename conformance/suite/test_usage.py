@@ -9,10 +9,13 @@ import pytest
 from conformance.checks import usage
 from conformance.client import Exchange
 from conformance.expect import Expect
+from conformance.references import Recording
 from conformance.suite.pytest_fixtures import Answers
+from conformance.suite.reference_corpus import compared_cases, spread
 from conformance.wire import EmbeddingBatch
 
 PREFIX_WORDS = (2, 8, 24, 64, 120)
+COUNTED = 64  # corpus inputs sent alone for their token count: every kind, script and length
 
 
 def prompt_tokens(expect: Expect, requirement_id: str, exchange: Exchange, ids: list[str]) -> int:
@@ -51,3 +54,30 @@ def test_longer_text_never_has_fewer_tokens(
         for text, case_id in zip(prefixes, ids, strict=True)
     ]
     expect("usage.monotonic-length", usage.check_monotonic(counts), cases=ids)
+
+
+@pytest.mark.requirement("usage.counts-tokens")
+def test_each_input_counts_its_tokens(
+    expect: Expect, answers: Answers, needs_reference: Recording
+) -> None:
+    """64 corpus inputs within the context, each sent alone: its prompt_tokens against the
+    reference tokenizer's count (the reference is the truth, never the server's /tokenize)."""
+    requirement = "usage.counts-tokens"
+    counted = [c for c in compared_cases(needs_reference) if needs_reference.token_ids(c.id)]
+    cases = spread(counted, COUNTED)
+    special_tokens = needs_reference.special_tokens
+    if not cases or special_tokens is None:
+        pytest.skip(
+            f"not applicable: the reference ({needs_reference.source}) recorded no token ids "
+            "(a golden recorded before they were, or an endpoint without /tokenize)"
+        )
+    ids = [c.id for c in cases]
+    exchanges = [answers.get(c.text, encoding_format="float") for c in cases]
+    reported = [
+        prompt_tokens(expect, requirement, e, [c.id]) for e, c in zip(exchanges, cases, strict=True)
+    ]
+    truth = [len(needs_reference.token_ids(case_id) or ()) for case_id in ids]
+    texts = [c.text for c in cases]
+    result = usage.check_counts_tokens(reported, truth, special_tokens, texts, ids)
+    carrier = exchanges[result.index] if result.index is not None else None
+    expect(requirement, result, exchange=carrier, cases=ids)

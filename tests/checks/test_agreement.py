@@ -97,6 +97,17 @@ def test_cosine_distance_of_a_zero_vector_is_one() -> None:
     assert result.index == 2
 
 
+def test_cosine_names_null_vectors_as_such() -> None:
+    """A null embedding decodes to NaN: distance 1, and the message says what it holds."""
+    broken = MATRIX.copy()
+    broken[1] = np.nan
+    result = check_cosine(broken, MATRIX, IDS, 1e-5, "golden")
+    assert not result.passed
+    assert result.measured == pytest.approx(1.0)
+    assert result.index == 1
+    assert result.detail.endswith("; 1 with null or non-finite values: second")
+
+
 def test_float16_rounding_keeps_the_cosine_but_moves_elements_past_fp32_tolerance() -> None:
     exact = unit_rows(16, 384)
     rounded = exact.astype(np.float16).astype(np.float64)

@@ -48,3 +48,37 @@ def test_monotonic_fails_where_a_longer_text_has_fewer_tokens() -> None:
 
 def test_monotonic_passes_on_a_single_count() -> None:
     assert usage.check_monotonic([7]).passed
+
+
+def test_monotonic_fails_a_count_that_never_changes_with_length() -> None:
+    result = usage.check_monotonic([1, 1, 1, 1, 1])  # one per request, whatever the text
+    assert not result.passed
+    assert "prompt_tokens is 1 for each of 5 ever-longer" in result.detail
+
+
+TEXTS = ["hello", "tokenization isn't trivial", "日本語"]
+IDS = ["a", "b", "c"]
+TOKENS = [3, 8, 6]  # with [CLS] and [SEP]
+
+
+def test_counts_tokens_passes_with_or_without_special_tokens() -> None:
+    assert usage.check_counts_tokens([3, 8, 6], TOKENS, 2, TEXTS, IDS).passed
+    assert usage.check_counts_tokens([1, 6, 4], TOKENS, 2, TEXTS, IDS).passed
+    assert usage.check_counts_tokens([3, 6, 6], TOKENS, 2, TEXTS, IDS).passed  # per input
+
+
+def test_counts_tokens_fails_characters_with_the_numbers_side_by_side() -> None:
+    result = usage.check_counts_tokens([len(t) for t in TEXTS], TOKENS, 2, TEXTS, IDS)
+    assert not result.passed
+    assert result.measured == 3
+    assert (
+        "a: prompt_tokens 5, reference tokenizer 3 (1 without special tokens), "
+        "5 characters, 1 words" in result.detail
+    )
+
+
+def test_counts_tokens_fails_words() -> None:
+    result = usage.check_counts_tokens([1, 3, 1], TOKENS, 2, TEXTS, IDS)
+    assert not result.passed  # "hello" is one word and one token: only b and c offend
+    assert result.measured == 2
+    assert result.index == 1

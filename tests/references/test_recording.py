@@ -21,6 +21,7 @@ from conformance.references import (
 from conformance.references.recording import (
     FORMAT,
     MANIFEST,
+    TOKENS,
     VECTORS,
     Recording,
     load,
@@ -36,7 +37,10 @@ VECTORS_3x4 = np.arange(12, dtype=np.float32).reshape(3, 4) / 10
 
 
 def make_recording(
-    case_ids: list[str] = IDS, vectors: np.ndarray = VECTORS_3x4, **manifest: Any
+    case_ids: list[str] = IDS,
+    vectors: np.ndarray = VECTORS_3x4,
+    tokens: dict[str, list[int]] | None = None,
+    **manifest: Any,
 ) -> Recording:
     return Recording(
         {
@@ -48,6 +52,7 @@ def make_recording(
             **manifest,
         },
         vectors,
+        tokens,
     )
 
 
@@ -97,6 +102,26 @@ def test_loaded_recording_answers_by_case_id(golden: Path) -> None:
     assert loaded.vector("d") is None  # rejected by the source
     np.testing.assert_array_equal(loaded.matrix(["c", "a"]), VECTORS_3x4[[2, 0]])
     assert loaded.matrix(["c", "a"]).dtype == np.float64
+
+
+def test_token_ids_are_saved_one_line_per_case_and_verified(tmp_path: Path) -> None:
+    tokens = {"a": [101, 7592, 102], "b": [101, 102], "c": [101, 2088, 999, 102]}
+    save(make_recording(special_tokens=2, tokens=tokens), tmp_path)
+    assert (tmp_path / TOKENS).read_text(encoding="utf-8").splitlines()[1] == (
+        '"a": [101, 7592, 102],'
+    )
+    loaded = load(tmp_path)
+    assert loaded.token_ids("c") == [101, 2088, 999, 102]
+    assert loaded.token_ids("d") is None
+    assert loaded.special_tokens == 2
+    (tmp_path / TOKENS).write_text('{"a": [1]}', encoding="utf-8")
+    assert "tokens.json: sha256 differs from the manifest" in problem_text(tmp_path)
+
+
+def test_a_recording_without_token_ids_says_so(golden: Path) -> None:
+    loaded = load(golden)
+    assert loaded.tokens is None and loaded.token_ids("a") is None
+    assert loaded.special_tokens is None
 
 
 def test_save_refuses_a_non_empty_directory(golden: Path) -> None:
@@ -195,7 +220,14 @@ def test_load_golden_refuses_a_recording_of_another_corpus(golden: Path) -> None
 @pytest.mark.parametrize("source", ["sentence-transformers", "vllm"])
 def test_bundled_goldens_are_intact_and_match_the_corpus(source: str) -> None:
     assert problems(BUNDLED / source) == []
-    assert load_golden(BUNDLED / source).model == MODEL
+    golden = load_golden(BUNDLED / source)
+    assert golden.model == MODEL
+    # the truth for usage.counts-tokens and token-id input: every case's ids, [CLS] ... [SEP]
+    assert golden.special_tokens == 2
+    assert all(golden.token_ids(case_id) for case_id in golden.rows)
+    assert golden.token_ids("en-sent-01") == [
+        101, 2071, 2017, 3413, 1996, 5474, 1010, 3531, 1029, 102
+    ]  # fmt: skip
 
 
 # parse_reference / bundled_golden

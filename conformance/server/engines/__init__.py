@@ -31,8 +31,8 @@ class Engine(Protocol):
 
     def embed_tokens(self, ids: list[list[int]]) -> EngineOutput: ...
 
-    def tokenize(self, text: str) -> list[int]:
-        """Token ids with the model's special tokens, as the text path sees them."""
+    def tokenize(self, text: str, special_tokens: bool = True) -> list[int]:
+        """Token ids (with the model's special tokens unless told), as the text path sees them."""
         ...
 
 

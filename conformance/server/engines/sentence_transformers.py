@@ -33,8 +33,9 @@ class SentenceTransformersEngine:
         self.max_tokens = int(loaded.max_seq_length)
         self.vocab_size = int(loaded.tokenizer.vocab_size)
 
-    def tokenize(self, text: str) -> list[int]:
-        return [int(t) for t in self._model.tokenizer.encode(text, add_special_tokens=True)]
+    def tokenize(self, text: str, special_tokens: bool = True) -> list[int]:
+        ids = self._model.tokenizer.encode(text, add_special_tokens=special_tokens)
+        return [int(t) for t in ids]
 
     def embed_texts(self, texts: list[str]) -> EngineOutput:
         return self._embed(cast(dict[str, Any], self._model.preprocess(texts)))  # truncates

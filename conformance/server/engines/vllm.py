@@ -87,12 +87,12 @@ class VllmEngine:
         self._tokenizer = self._llm.get_tokenizer()
         self._lock = threading.Lock()  # one LLM must not be driven from two threads at once
 
-    def tokenize(self, text: str) -> list[int]:
+    def tokenize(self, text: str, special_tokens: bool = True) -> list[int]:
         """The ids vLLM's text path builds (special tokens on), before any truncation."""
         if self._lower_case:  # vLLM lower-cases before tokenizing for such models
             text = text.lower()
         with self._lock:
-            ids = self._tokenizer.encode(text, add_special_tokens=True)
+            ids = self._tokenizer.encode(text, add_special_tokens=special_tokens)
         return [int(token) for token in ids]
 
     def embed_texts(self, texts: list[str]) -> EngineOutput:
