@@ -29,7 +29,10 @@ def cases_tagged(tag: str, name: str = "core") -> tuple[Case, ...]:
 
 @dataclass(frozen=True)
 class BadRequest:
-    """A request the server must reject ('reject') or may answer any way but a 5xx ('either')."""
+    """A request the server must reject ('reject'), should reject ('should-reject': judged by
+    the SHOULD ``requirement``, for the reason ``because``), or may answer any way but a 5xx
+    ('either'). One that is answered 200 must be answered like ``equivalent``, the valid
+    request it stands for, when it names one."""
 
     id: str
     expect: str
@@ -37,17 +40,27 @@ class BadRequest:
     body: Any  # a JSON document, or None when ``raw`` is sent instead
     raw: str | None
     content_type: str | None
+    requirement: str | None = None  # for 'should-reject'
+    because: str | None = None  # for 'should-reject': why rejecting is good hygiene
+    equivalent: Any = None  # the valid JSON body this one stands for, if any
 
     def document(self, model: str) -> Any:
         """The JSON body with the served model filled in (None for raw cases)."""
         if self.raw is not None:
             return None
-        return json.loads(json.dumps(self.body).replace(MODEL_PLACEHOLDER, model))
+        return _with_model(self.body, model)
 
     def payload(self, model: str) -> bytes:
         if self.raw is not None:
             return self.raw.replace(MODEL_PLACEHOLDER, model).encode("utf-8")
         return json.dumps(self.document(model)).encode("ascii")
+
+    def equivalent_document(self, model: str) -> Any:
+        return None if self.equivalent is None else _with_model(self.equivalent, model)
+
+
+def _with_model(body: Any, model: str) -> Any:
+    return json.loads(json.dumps(body).replace(MODEL_PLACEHOLDER, model))
 
 
 MODEL_PLACEHOLDER = "$MODEL"
@@ -65,6 +78,9 @@ def load_bad_requests() -> tuple[BadRequest, ...]:
             c.get("body"),
             c.get("raw"),
             c.get("content_type", "application/json"),
+            c.get("requirement"),
+            c.get("because"),
+            c.get("equivalent"),
         )
         for c in document["cases"]
     )

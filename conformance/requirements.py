@@ -216,23 +216,31 @@ CATALOGUE: tuple[Requirement, ...] = (
         "dimensions.invalid-rejected",
         "MUST",
         "full",
-        "Invalid 'dimensions' (0, -1, a string, a float, larger than native) get a 4xx.",
-        "the parameter coerced ('12' accepted), ignored, or crashing the server.",
+        "Invalid 'dimensions' (0, -1, a fraction, larger than native) get a 4xx.",
+        "the parameter ignored, taken modulo the size, or crashing the server.",
     ),
     Requirement(
         "errors.rejected",
         "MUST",
         "full",
-        "A malformed request gets a 4xx: never a 2xx with garbage, never a 5xx.",
+        "A request the API cannot read gets a 4xx: never a 2xx with garbage, never a 5xx.",
         "unvalidated input reaching the engine: 500s, or 200 with empty or wrong data.",
     ),
     Requirement(
         "errors.no-5xx",
         "MUST",
         "full",
-        "Odd but arguable requests (empty strings, unknown fields, a missing model) never get a "
-        "5xx.",
+        "Odd but arguable requests (empty strings, unknown fields, a missing model, '32' for "
+        "32) never get a 5xx.",
         "edge cases nobody validated crashing a handler.",
+    ),
+    Requirement(
+        "errors.lenient-but-right",
+        "MUST",
+        "full",
+        "A request a lenient server accepts is answered exactly like the valid request it "
+        "stands for ('32' like 32, text/plain like JSON, a missing model like the served one).",
+        "a value coerced and then ignored: dimensions '32' accepted, full-length vectors returned.",
     ),
     Requirement(
         "errors.envelope",
@@ -245,8 +253,19 @@ CATALOGUE: tuple[Requirement, ...] = (
         "errors.unknown-model",
         "SHOULD",
         "full",
-        "An unknown model gets 404 with code 'model_not_found'.",
-        "unknown models silently served by a default model, or a generic 400/500.",
+        "An unknown model gets 404 with code 'model_not_found': a client that names the wrong "
+        "model learns it, instead of getting another model's vectors.",
+        "unknown models silently served by a default model (single-model servers such as "
+        "text-embeddings-inference and llama.cpp), or a generic 400/500.",
+    ),
+    Requirement(
+        "errors.content-type",
+        "SHOULD",
+        "full",
+        "A JSON body sent as text/plain gets a 4xx: browsers send text/plain cross-site without "
+        "a CORS preflight, so an unauthenticated local server that accepts it can be driven by "
+        "any web page.",
+        "handlers that parse every body as JSON whatever its Content-Type.",
     ),
     Requirement(
         "errors.recovers",

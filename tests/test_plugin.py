@@ -189,6 +189,15 @@ def test_verdicts_warnings_and_exit_codes(clean_server: str, pytester: pytest.Py
     junit = (pytester.path / "junit.xml").read_text()
     assert 'name="conformance.check"' in junit and 'name="conformance.requirements"' in junit
 
+    # the user's warning filters do not change a verdict: -W error, or filterwarnings = error
+    pytester.makeini("[pytest]\nfilterwarnings = error\n")
+    for extra in ((), ("-W", "error")):
+        strict = pytester.runpytest_subprocess(
+            "--endpoint", endpoint, "test_verdicts.py", "-k", "not must", *extra
+        )
+        assert strict.ret == 0, strict.stdout.str()
+        strict.stdout.fnmatch_lines(["FAIL * SHOULD usage.monotonic-length*", "*1 SHOULD warning)"])
+
     with_must = pytester.runpytest_subprocess("--endpoint", endpoint, "test_verdicts.py")
     assert with_must.ret == pytest.ExitCode.TESTS_FAILED
     with_must.stdout.fnmatch_lines(["FAIL * MUST * finite.values *", "*[[]MUST finite.values[]]*"])

@@ -45,3 +45,27 @@ def test_hostile_server_gives_fails_not_crashes(
     assert "INTERNALERROR" not in run.output and "Traceback" not in run.output
     assert "conformance: " in run.output  # the summary still comes out
     assert time.monotonic() - started < 60
+
+
+def test_a_huge_answer_to_the_batch_limit_probe_fails_no_must(
+    hostile_server: str, tmp_path: Path
+) -> None:
+    """A server without a batch limit answers the 2,049-input probe in full (~66 MiB at 1536
+    dimensions; 400 MB here): the SHOULD errors.batch-limit is judged on the status line, and
+    the size cap that guards every other answer turns nothing into a MUST failure."""
+    run = run_suite(
+        tmp_path,
+        "--endpoint",
+        f"{hostile_server}/huge",
+        "-k",
+        "batch_limit",
+        "--max-response-mb",
+        "8",
+        "--reference",
+        "none",
+    )
+    assert run.returncode == 0, run.output
+    assert run.status("errors.batch-limit") == "FAIL"  # a SHOULD: a warning
+    assert "measured HTTP 200 vs allowed 4xx" in run.output
+    assert run.status("errors.no-5xx") == "NOT RUN"
+    assert "(1 SHOULD warning)" in run.output

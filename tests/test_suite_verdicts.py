@@ -54,6 +54,7 @@ MUTATIONS = {
     "500-on-bad-input": {"errors.rejected", "fuzz.robust"},
     "empty-input-200": {"errors.rejected"},
     "cross-talk": {"concurrency.isolation"},
+    "coerced-then-ignored": {"errors.lenient-but-right"},  # '32' read as 32, then dropped
 }
 INVISIBLE = {
     "leak-shm": "the client sees correct answers; tests/server/test_shm.py counts the segments",
@@ -93,6 +94,18 @@ def test_planted_bug_fails_the_right_requirement(tmp_path: Path, fault: str) -> 
     for requirement_id in MUTATIONS[fault]:
         assert f"MUST {requirement_id}]" in run.output  # the failure message names it
     assert "reproduce: curl" in run.output
+
+
+def test_a_lenient_but_right_server_passes_every_must(tmp_path: Path) -> None:
+    """text/plain read as JSON, any model name served, '32' read as 32: no rule of the API is
+    broken, so only the hygiene SHOULDs are reported, each with its reason."""
+    run = suite_against(tmp_path, "--lenient", suite_args=FAST)
+    assert run.returncode == 0, run.output
+    assert run.with_status("FAIL") == {"errors.unknown-model", "errors.content-type"}
+    assert run.status("errors.lenient-but-right") == "PASS"
+    assert "rejecting it matters: a browser sends text/plain cross-site" in run.output
+    assert "rejecting it matters: single-model servers" in run.output
+    assert "(2 SHOULD warnings)" in run.output
 
 
 def test_cleanly_refusing_an_optional_feature_is_unsupported(tmp_path: Path) -> None:

@@ -30,13 +30,18 @@ def check_honoured(vectors: Vectors, dimensions: int, native: int) -> CheckResul
     return CheckResult(False, native, f"== {dimensions}", None, what, 0)
 
 
-def check_renormalized(reduced: Matrix, full: Matrix, dimensions: int, atol: float) -> CheckResult:
-    """The shortened vectors equal the full ones truncated to d and renormalized.
+def check_renormalized(
+    reduced: Matrix, full: Matrix, dimensions: int, atol: float, *, normalized: bool = True
+) -> CheckResult:
+    """The shortened vectors equal the full ones truncated to d, renormalized when the model's
+    output is normalized (else the plain prefix: a model that does not normalize its full
+    vectors has no reason to normalize shortened ones).
 
     Catches truncation without renormalization (norms < 1) and taking the wrong entries."""
+    if normalized:
+        expected, what = renormalized_prefix(full, dimensions), "renormalized prefix"
+    else:
+        expected, what = full[:, :dimensions], "prefix (the model does not normalize)"
     return check_same_vectors(
-        reduced,
-        renormalized_prefix(full, dimensions),
-        atol,
-        f"dimensions={dimensions} vs the full vector's renormalized prefix",
+        reduced, expected, atol, f"dimensions={dimensions} vs the full vector's {what}"
     )

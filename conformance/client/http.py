@@ -154,9 +154,17 @@ class HttpClient:
         return session
 
     def send(
-        self, method: str, url: str, body: bytes | None = None, content_type: str | None = None
+        self,
+        method: str,
+        url: str,
+        body: bytes | None = None,
+        content_type: str | None = None,
+        *,
+        status_only: bool = False,
+        timeout: float | None = None,
     ) -> HttpReply:
-        """One request, its whole answer read within the deadline and the size cap."""
+        """One request, its whole answer read within the deadline and the size cap; with
+        ``status_only``, the body is discarded unread (for answers too large to matter)."""
         started = time.monotonic()
         try:
             response = self._session().request(
@@ -164,14 +172,14 @@ class HttpClient:
                 url,
                 data=body,
                 headers=self._headers(content_type),
-                timeout=self.timeout,
+                timeout=timeout or self.timeout,
                 allow_redirects=False,
                 stream=True,
             )
         except requests.RequestException as exc:
             raise EndpointError(f"{method} {url}: {describe_failure(exc)}") from exc
         try:
-            raw = self._read(response, started)
+            raw = b"" if status_only else self._read(response, started)
         except (urllib3.exceptions.HTTPError, OSError, requests.RequestException) as exc:
             raise EndpointError(
                 f"{method} {url}: the answer broke off: {describe_failure(exc)}"
@@ -225,6 +233,27 @@ class EmbeddingsClient(HttpClient):
         """POST a JSON document to the embeddings route."""
         body = json.dumps(document).encode("ascii")  # \\u escapes: any str is encodable
         return self._exchange(document, body, JSON)
+
+    def post_for_status(self, document: Any, timeout: float) -> Exchange:
+        """POST a JSON document and keep only the status line and headers: the body (which
+        may be tens of MB) is discarded unread, so neither the size cap nor the read
+        deadline can turn a large answer into 'no answer'."""
+        body = json.dumps(document).encode("ascii")
+        url = self.endpoint.embeddings_url
+        reply = self.send("POST", url, body, JSON, status_only=True, timeout=timeout)
+        return Exchange(
+            url,
+            document,
+            body,
+            JSON,
+            reply.status,
+            reply.headers,
+            b"",
+            None,
+            "body not read: judged on its status line",
+            reply.elapsed,
+            self.with_auth,
+        )
 
     def post_raw(self, body: bytes, content_type: str | None) -> Exchange:
         """POST exact bytes (malformed JSON, other content types) to the embeddings route."""

@@ -42,18 +42,27 @@ class EmbeddingsRequest:
     dimensions: int | None  # None: the native size
 
 
-def check_content_type(header: str | None) -> None:
-    """Accept JSON (or a +json type); a missing header is taken to mean JSON, as curl -d sends."""
+def check_content_type(header: str | None, lenient: bool = False) -> None:
+    """Accept JSON (or a +json type); a missing header is taken to mean JSON, as curl -d sends.
+    Lenient: text/plain too, as many FastAPI servers do (the body is still parsed as JSON)."""
     if not header:
         return
     media = header.split(";", 1)[0].strip().lower()
+    if lenient and media == "text/plain":
+        return
     if media != "application/json" and not media.endswith("+json"):
         raise ApiError(415, f"Unsupported Content-Type {header!r}: send application/json")
 
 
-def parse_embeddings_request(body: bytes, model: ModelInfo) -> EmbeddingsRequest:
-    """Validate an embeddings body against the served model."""
-    request = _load_object(body, model.name)
+def parse_embeddings_request(
+    body: bytes, model: ModelInfo, lenient: bool = False
+) -> EmbeddingsRequest:
+    """Validate an embeddings body against the served model. Lenient, like a lax (pydantic
+    style) validator on a single-model server: any model name is served, and numeric strings
+    (and booleans, for 'dimensions') are read as the integers they spell."""
+    request = _load_object(body, model.name, lenient)
+    if lenient:
+        request = {**request, **_coerced(request)}
     fmt = request.get("encoding_format")
     fmt = "float" if fmt is None else fmt
     if fmt not in ("float", "base64"):
@@ -78,7 +87,30 @@ def parse_tokenize_request(body: bytes, model: ModelInfo) -> tuple[str, bool]:
     return prompt, special
 
 
-def _load_object(body: bytes, served: str) -> dict[str, Any]:
+def _coerced(request: dict[str, Any]) -> dict[str, Any]:
+    """What a lax validator makes of 'dimensions' and of a token-id list: '32' -> 32,
+    true -> 1, [101, "7592", 102] -> [101, 7592, 102]."""
+    changed: dict[str, Any] = {}
+    dimensions = request.get("dimensions")
+    if isinstance(dimensions, (bool, str)) and _spells_int(dimensions):
+        changed["dimensions"] = int(dimensions)
+    value = request.get("input")
+    if (
+        isinstance(value, list)
+        and any(_is_id(v) for v in value)  # token ids, not a list of texts like ["1", "2"]
+        and all(_is_id(v) or _spells_int(v) for v in value)
+    ):
+        changed["input"] = [int(v) for v in value]
+    return changed
+
+
+def _spells_int(value: object) -> bool:
+    if isinstance(value, bool):
+        return True
+    return isinstance(value, str) and value.strip().lstrip("-").isdigit()
+
+
+def _load_object(body: bytes, served: str, lenient: bool = False) -> dict[str, Any]:
     """The JSON object with a known model; unknown top-level fields are ignored."""
     try:
         request = json.loads(body)
@@ -87,9 +119,11 @@ def _load_object(body: bytes, served: str) -> dict[str, Any]:
     if not isinstance(request, dict):
         raise ApiError(400, "Request body must be a JSON object")
     model = request.get("model")
+    if lenient and model is None:  # a single-model server needs no name
+        model = served
     if not isinstance(model, str) or not model:
         raise ApiError(400, "You must provide a model parameter", "model")
-    if model != served:
+    if model != served and not lenient:
         raise ApiError(404, f"The model '{model}' does not exist", "model", "model_not_found")
     return request
 

@@ -98,6 +98,12 @@ FAULTS: dict[str, Fault] = {
             "worker",
             "token-id input turned into the text '101 7592 102' and embedded as such",
         ),
+        Fault(
+            "coerced-then-ignored",
+            "frontend",
+            "a lax validator (as --lenient) that reads dimensions '32' as 32 and then drops it: "
+            "full-length vectors",
+        ),
         Fault("big-endian-base64", "frontend", "base64 of big-endian float32"),
         Fault("float16-base64", "frontend", "base64 of float16 values (2 bytes per entry)"),
         Fault("base64-ignored", "frontend", "encoding_format=base64 silently answered with floats"),

@@ -40,6 +40,7 @@ class FrontendConfig:
     fault: str | None
     announce: str | None  # printed once the workers are ready (e.g. the URL)
     served_model_name: str | None = None  # the name the API answers to (default: the model's)
+    lenient: bool = False  # a lax validator: text/plain, any model name, '32' read as 32
 
 
 def json_response(body: bytes, status: int = 200) -> Response:
@@ -101,7 +102,10 @@ class Frontend:
             body = await request.body()
             if self.config.fault == "empty-input-200" and _empty_input(body):
                 return json_response(empty_answer(self.model.name))
-            parsed = parse_embeddings_request(body, self.model)
+            lenient = self.config.lenient or self.config.fault == "coerced-then-ignored"
+            parsed = parse_embeddings_request(body, self.model, lenient)
+            if self.config.fault == "coerced-then-ignored" and _spelled_dimensions(body):
+                parsed = replace(parsed, dimensions=None)
             if self.config.fault == "token-ids-rejected" and isinstance(parsed.inputs[0], list):
                 raise ApiError(400, "token ids are not supported", "input")
         except ApiError as error:
@@ -111,7 +115,8 @@ class Frontend:
     def _check_request(self, request: Request) -> None:
         if not self._authorized(request):
             raise ApiError(401, "Incorrect API key provided", None, "invalid_api_key")
-        check_content_type(request.headers.get("content-type"))
+        lenient = self.config.lenient or self.config.fault == "coerced-then-ignored"
+        check_content_type(request.headers.get("content-type"), lenient)
 
     async def _ask(self, header: dict[str, Any]) -> WorkerReply | Response:
         try:
@@ -209,6 +214,15 @@ def empty_answer(model: str) -> bytes:
         prompt_tokens=0,
         fault=None,
     )
+
+
+def _spelled_dimensions(body: bytes) -> bool:
+    """'dimensions' given as a string or a boolean (what the coerced-then-ignored fault drops)."""
+    try:
+        document = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(document, dict) and isinstance(document.get("dimensions"), (str, bool))
 
 
 def _empty_input(body: bytes) -> bool:

@@ -69,6 +69,13 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help=f"plant a real-world bug: {faults}",
     )
+    parser.add_argument(
+        "--lenient",
+        action="store_true",
+        help="validate like a lax (pydantic-style) single-model server, still answering right: "
+        "JSON sent as text/plain is read, any model name (or none) is served, and '32' or "
+        "true for 'dimensions' and numeric strings among token ids are read as integers",
+    )
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -100,6 +107,7 @@ def serve(args: argparse.Namespace) -> int:
         args.fault,
         announce=f"LISTENING http://{host}:{port}",
         served_model_name=args.served_model_name,
+        lenient=args.lenient,
     )
     app = build_app(pool, config)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5))

@@ -14,7 +14,7 @@ from conformance.suite.pytest_fixtures import Answers
 
 SIZES = (32, 128)
 SAMPLE = 8  # texts per request: enough to see every row, cheap to embed
-INVALID: tuple[Any, ...] = (0, -1, "12", 12.5, True, "native+1")
+INVALID: tuple[Any, ...] = (0, -1, 12.5, "native+1")  # "12" and true: arguable (bad requests)
 
 
 Reduced = tuple[Exchange, int, list[str]]  # the answer, the size asked for, its case ids
@@ -50,7 +50,11 @@ def test_dimensions_gives_that_many_entries(expect: Expect, reduced: Reduced, di
 
 @pytest.mark.requirement("dimensions.renormalized")
 def test_dimensions_is_the_renormalized_prefix(
-    expect: Expect, settings: Settings, reduced: Reduced, batch_float: Exchange
+    expect: Expect,
+    settings: Settings,
+    reduced: Reduced,
+    batch_float: Exchange,
+    normalized_expected: bool,
 ) -> None:
     exchange, size, ids = reduced
     shortened = expect.matrix("dimensions.renormalized", exchange, ids)
@@ -59,7 +63,9 @@ def test_dimensions_is_the_renormalized_prefix(
         expect.unmeasurable("dimensions.renormalized", what, exchange, ids)
     full = expect.matrix("dimensions.renormalized", batch_float, ids)[: len(ids)]
     atol = settings.tolerances.vector_atol
-    result = dimensions.check_renormalized(shortened, full, size, atol)
+    result = dimensions.check_renormalized(
+        shortened, full, size, atol, normalized=normalized_expected
+    )
     expect("dimensions.renormalized", result, exchange=exchange, cases=ids)
 
 

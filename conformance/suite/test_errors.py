@@ -3,6 +3,7 @@ keeps working after each one."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -15,32 +16,35 @@ from conformance.suite.pytest_fixtures import Answers, BadAnswers, send_bad_requ
 
 BAD = {bad.id: bad for bad in load_bad_requests()}
 MUST_REJECT = [bad_id for bad_id, bad in BAD.items() if bad.expect == "reject"]
+SHOULD_REJECT = [bad_id for bad_id, bad in BAD.items() if bad.expect == "should-reject"]
 ARGUABLE = [bad_id for bad_id, bad in BAD.items() if bad.expect == "either"]
+STANDS_FOR = [bad_id for bad_id, bad in BAD.items() if bad.equivalent is not None]
 OPENAI_BATCH_LIMIT = 2048
+BATCH_LIMIT_TIMEOUT = 5  # times --request-timeout: a slow server computes 2,049 vectors first
 OVER_CONTEXT_WORDS = 3000  # far past the usual 512-token (or 8k-character) contexts
 
 
-def must_reject(requirement: str, bad_ids: list[str]) -> list[Any]:
-    """(requirement, bad id) parameters, each marked with its requirement."""
-    mark = pytest.mark.requirement(requirement)
-    return [pytest.param(requirement, i, marks=mark, id=i) for i in bad_ids]
+def rejection(bad_id: str) -> Any:
+    """A (requirement, bad id) parameter: errors.rejected for a must-reject case, the SHOULD
+    requirement the case names for a should-reject one."""
+    bad = BAD[bad_id]
+    requirement = bad.requirement if bad.expect == "should-reject" else "errors.rejected"
+    assert requirement is not None, bad_id
+    return pytest.param(requirement, bad_id, marks=pytest.mark.requirement(requirement), id=bad_id)
 
 
-@pytest.mark.parametrize(
-    ("requirement", "bad_id"),
-    must_reject("errors.rejected", MUST_REJECT)
-    + must_reject("input.empty-rejected", ["empty-string", "empty-string-in-array"]),
-)
+@pytest.mark.parametrize(("requirement", "bad_id"), map(rejection, MUST_REJECT + SHOULD_REJECT))
 def test_bad_request_is_rejected(
     expect: Expect, bad_answers: BadAnswers, requirement: str, bad_id: str
 ) -> None:
-    exchange = bad_answers(BAD[bad_id])
-    result = status.check_rejected(exchange.status, BAD[bad_id].why)
-    expect(requirement, result, exchange=exchange)
+    bad = BAD[bad_id]
+    exchange = bad_answers(bad)
+    what = bad.why if bad.because is None else f"{bad.why}; rejecting it matters: {bad.because}"
+    expect(requirement, status.check_rejected(exchange.status, what), exchange=exchange)
 
 
 @pytest.mark.requirement("errors.no-5xx")
-@pytest.mark.parametrize("bad_id", ARGUABLE)
+@pytest.mark.parametrize("bad_id", ARGUABLE + SHOULD_REJECT)
 def test_arguable_request_never_crashes(
     expect: Expect, bad_answers: BadAnswers, bad_id: str
 ) -> None:
@@ -49,8 +53,32 @@ def test_arguable_request_never_crashes(
     expect("errors.no-5xx", result, exchange=exchange)
 
 
+@pytest.mark.requirement("errors.lenient-but-right")
+@pytest.mark.parametrize("bad_id", STANDS_FOR)
+def test_an_accepted_request_is_answered_like_the_one_it_stands_for(
+    expect: Expect, client: EmbeddingsClient, bad_answers: BadAnswers, bad_id: str
+) -> None:
+    requirement = "errors.lenient-but-right"
+    bad = BAD[bad_id]
+    exchange = bad_answers(bad)
+    if exchange.status != 200:
+        pytest.skip(f"not applicable: refused with HTTP {exchange.status}, which is allowed")
+    stands_for = bad.equivalent_document(client.model)
+    try:
+        valid = client.post(stands_for)
+    except EndpointError as exc:
+        expect(requirement, status.no_answer("an answer", str(exc)))
+        return
+    inputs = stands_for["input"]
+    count = len(inputs) if isinstance(inputs, list) and isinstance(inputs[0], str) else 1
+    ids = [f"{bad_id}[{i}]" for i in range(count)]
+    want = expect.matrix(requirement, valid, ids)
+    what = f"{bad.why}, accepted: vs the answer to {json.dumps(stands_for)[:120]}"
+    expect.same_vectors(requirement, exchange, ids, want, what)
+
+
 @pytest.mark.requirement("errors.envelope")
-@pytest.mark.parametrize("bad_id", MUST_REJECT)
+@pytest.mark.parametrize("bad_id", MUST_REJECT + SHOULD_REJECT)
 def test_rejection_uses_the_error_envelope(
     expect: Expect, bad_answers: BadAnswers, bad_id: str
 ) -> None:
@@ -67,6 +95,8 @@ def test_rejection_uses_the_error_envelope(
 @pytest.mark.requirement("errors.unknown-model")
 def test_unknown_model_is_404_model_not_found(expect: Expect, bad_answers: BadAnswers) -> None:
     exchange = bad_answers(BAD["unknown-model"])
+    if not 400 <= exchange.status < 500:
+        pytest.skip(f"answered HTTP {exchange.status}: judged by the rejection check")
     expect(
         "errors.unknown-model",
         errors.check_unknown_model(exchange.status, exchange.error_body),
@@ -86,13 +116,17 @@ def test_server_recovers_after_bad_request(
     expect("errors.recovers", result, exchange=exchange)
 
 
-@pytest.mark.requirement("errors.batch-limit", "errors.no-5xx")
-def test_more_inputs_than_the_batch_limit(expect: Expect, answers: Answers) -> None:
-    exchange = answers.get(["a"] * (OPENAI_BATCH_LIMIT + 1), encoding_format="float")
+@pytest.mark.requirement("errors.batch-limit")
+def test_more_inputs_than_the_batch_limit(expect: Expect, client: EmbeddingsClient) -> None:
+    """Judged on the status line alone: a server without a limit answers tens of MB (16.6 MiB
+    at 384 dimensions), which is no fault of a MUST; only this SHOULD is at stake."""
     what = f"{OPENAI_BATCH_LIMIT + 1} inputs"
-    expect(
-        "errors.no-5xx", status.check_no_5xx(exchange.status, exchange.ok, what), exchange=exchange
-    )
+    document = {"model": client.model, "input": ["a"] * (OPENAI_BATCH_LIMIT + 1)}
+    try:
+        exchange = client.post_for_status(document, BATCH_LIMIT_TIMEOUT * client.timeout)
+    except EndpointError as exc:
+        expect("errors.batch-limit", status.no_answer("4xx", f"{what}: {exc}"))
+        return
     expect("errors.batch-limit", status.check_rejected(exchange.status, what), exchange=exchange)
 
 

@@ -49,3 +49,12 @@ def test_truncation_without_renormalization_fails() -> None:
 def test_the_wrong_entries_fail() -> None:
     last_two = dimensions.renormalized_prefix(FULL[:, 1:], 2)
     assert not dimensions.check_renormalized(last_two, FULL, 2, 1e-6).passed
+
+
+def test_a_model_that_does_not_normalize_keeps_the_plain_prefix() -> None:
+    """--expect-normalized no (or a reference that is not normalized): no renormalizing."""
+    plain = dimensions.check_renormalized(FULL[:, :2], FULL, 2, 1e-6, normalized=False)
+    assert plain.passed
+    assert "prefix (the model does not normalize)" in plain.detail
+    rescaled = dimensions.renormalized_prefix(FULL, 2)
+    assert not dimensions.check_renormalized(rescaled, FULL, 2, 1e-6, normalized=False).passed
