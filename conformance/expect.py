@@ -16,7 +16,7 @@ import pytest
 
 from conformance.checks import CheckResult
 from conformance.checks.compare import check_same_vectors
-from conformance.checks.status import check_embedded
+from conformance.checks.status import check_embedded, is_refusal, not_a_refusal
 from conformance.checks.status import unmeasurable as check_unmeasurable
 from conformance.client import Exchange
 from conformance.reporting.tally import CHECK_KEY, NOTE_KEY, UNSUPPORTED_PREFIX
@@ -125,6 +125,18 @@ class Expect:
         failure (a MUST fails the test here; a SHOULD warns), never a quiet skip."""
         self(requirement_id, check_unmeasurable(reason), exchange=exchange, cases=cases)
         pytest.skip(f"{requirement_id} could not be measured: {reason}")
+
+    def refused(
+        self, requirement_id: str, exchange: Exchange, what: str, large: bool = False
+    ) -> None:
+        """End the test as UNSUPPORTED when the server cleanly refused ``what``; fail it when
+        a 4xx says nothing about the request (401, 429, a 413 for a small request); return
+        when it was not refused at all."""
+        if is_refusal(exchange.status, large):
+            unsupported(f"{what} cleanly refused with HTTP {exchange.status}")
+        reason = not_a_refusal(exchange.status)
+        if reason is not None:
+            self.unmeasurable(requirement_id, reason, exchange)
 
     def same_vectors(
         self,

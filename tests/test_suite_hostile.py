@@ -69,3 +69,31 @@ def test_a_huge_answer_to_the_batch_limit_probe_fails_no_must(
     assert "measured HTTP 200 vs allowed 4xx" in run.output
     assert run.status("errors.no-5xx") == "NOT RUN"
     assert "(1 SHOULD warning)" in run.output
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "reason"),
+    [
+        ("unauthorized", "HTTP 401: authentication failed mid-run, not a refusal"),
+        ("always-429", "HTTP 429: rate limited, still after retries, not a refusal"),
+    ],
+)
+def test_a_4xx_that_judges_no_request_is_never_a_refusal(
+    hostile_server: str, tmp_path: Path, behaviour: str, reason: str
+) -> None:
+    """A key revoked mid-run, or a rate limit that outlasts the retries, must not turn odd
+    inputs into UNSUPPORTED (a clean refusal) and a requirement into a pass."""
+    run = run_suite(
+        tmp_path,
+        "--endpoint",
+        f"{hostile_server}/{behaviour}",
+        "-k",
+        "token_id",
+        "--reference",
+        "none",
+    )
+    assert run.returncode == 1, run.output
+    assert run.status("input.token-ids") == "FAIL"  # not UNSUPPORTED: nothing was refused
+    assert run.status("input.token-id-arrays") == "FAIL"
+    assert reason in run.output
+    assert "0 unsupported" in run.output

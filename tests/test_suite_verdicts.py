@@ -113,7 +113,7 @@ def test_cleanly_refusing_an_optional_feature_is_unsupported(tmp_path: Path) -> 
     assert run.returncode == 0, run.output
     assert run.status("input.token-ids") == "UNSUPPORTED"
     assert run.status("input.token-id-arrays") == "UNSUPPORTED"
-    assert "token-id input cleanly rejected with HTTP 400" in run.output
+    assert "token-id input cleanly refused with HTTP 400" in run.output
 
 
 def test_fuzzing_reports_the_planted_5xx_with_a_reproducer(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from conformance.checks.result import CheckResult
+from conformance.checks.status import is_refusal
 from conformance.wire import EmbeddingBatch
 
 
@@ -21,7 +22,7 @@ def check_labelled_answer(
     if status >= 500:
         return CheckResult(False, measured, "< 500", None, f"{label} body: {what}")
     if label == "invalid":
-        return CheckResult(400 <= status < 500, measured, "4xx", None, f"invalid body: {what}")
+        return CheckResult(is_refusal(status), measured, "4xx", None, f"invalid body: {what}")
     if label == "valid":
         ok = status == 200 and envelope_ok and count_ok
         return CheckResult(

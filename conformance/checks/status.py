@@ -5,6 +5,32 @@ from __future__ import annotations
 from conformance.checks.result import CheckResult
 
 EMBEDDED = "HTTP 200 with an embeddings envelope"
+# 4xx statuses that say nothing about the request's content: never a clean refusal of it
+NOT_ABOUT_THE_REQUEST = {
+    401: "authentication failed mid-run",
+    403: "access denied mid-run",
+    407: "proxy authentication required",
+    408: "the server timed out reading the request",
+    429: "rate limited, still after retries",
+}
+TOO_LARGE = 413
+
+
+def is_refusal(status: int, large: bool = False) -> bool:
+    """A clean refusal of what the request asks: a 4xx about its content. Not an
+    authentication failure or a rate limit (the request was never judged), and a 413 only for
+    a request ``large`` enough for a size limit to apply."""
+    if status == TOO_LARGE:
+        return large
+    return 400 <= status < 500 and status not in NOT_ABOUT_THE_REQUEST
+
+
+def not_a_refusal(status: int) -> str | None:
+    """Why a 4xx is no refusal of the request's content (None for any other status)."""
+    if status == TOO_LARGE:
+        return "HTTP 413 for a request no size limit applies to"
+    reason = NOT_ABOUT_THE_REQUEST.get(status)
+    return None if reason is None else f"HTTP {status}: {reason}, not a refusal of the request"
 
 
 def _status(status: int) -> str:
@@ -20,10 +46,12 @@ def check_embedded(status: int, has_envelope: bool, what: str) -> CheckResult:
     return CheckResult(ok, _status(status), EMBEDDED, None, what)
 
 
-def check_rejected(status: int, what: str) -> CheckResult:
-    """A malformed request gets a 4xx: a 2xx means garbage was accepted, a 5xx that it was
-    never validated."""
-    return CheckResult(400 <= status < 500, _status(status), "4xx", None, what)
+def check_rejected(status: int, what: str, large: bool = False) -> CheckResult:
+    """A malformed request gets a 4xx about its content: a 2xx means garbage was accepted, a
+    5xx that it was never validated, a 401 or 429 that it was never judged."""
+    reason = not_a_refusal(status) if not is_refusal(status, large) else None
+    detail = what if reason is None or status < 400 else f"{what} ({reason})"
+    return CheckResult(is_refusal(status, large), _status(status), "4xx", None, detail)
 
 
 def check_no_5xx(status: int, envelope_ok: bool, what: str) -> CheckResult:
@@ -42,7 +70,7 @@ def check_refusal_allowed(status: int, alternative: str) -> CheckResult:
     """Where the contract allows either a clean refusal or ``alternative`` (e.g. truncation
     past the context), a 4xx passes; what a 200 carries is judged by other checks."""
     return CheckResult(
-        400 <= status < 500, _status(status), f"4xx, or {alternative}", None, "rejected"
+        is_refusal(status, large=True), _status(status), f"4xx, or {alternative}", None, "rejected"
     )
 
 

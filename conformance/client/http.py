@@ -7,6 +7,9 @@ one byte a second), and redirects are never followed, so the API key never reach
 
 from __future__ import annotations
 
+import contextlib
+import datetime
+import email.utils
 import json
 import re
 import threading
@@ -25,6 +28,9 @@ from conformance.corpus import BadRequest
 from conformance.wire import EmbeddingBatch, ErrorBody
 
 READ_SIZE = 1 << 16
+RETRIED = (429, 503)  # rate limited, or busy: asked again, politely
+RETRIES = 3
+LONGEST_WAIT = 10.0  # seconds: a longer Retry-After is cut to this
 MAX_RESPONSE_BYTES = 64 << 20  # the default of --max-response-mb
 JSON = "application/json"
 
@@ -41,6 +47,20 @@ def describe_failure(exc: Exception) -> str:
     if errno:
         return errno.group(1).strip()
     return f"{type(exc).__name__}: {str(exc)[:200]}"
+
+
+def retry_delay(retry_after: str | None, attempt: int) -> float:
+    """Seconds to wait before asking again: the server's Retry-After (seconds, or an HTTP
+    date) when it gives one, else 0.5 s doubled per attempt; never more than LONGEST_WAIT."""
+    wait = 0.5 * 2**attempt
+    if retry_after:
+        try:
+            wait = float(retry_after)
+        except ValueError:
+            with contextlib.suppress(TypeError, ValueError, IndexError):
+                when = email.utils.parsedate_to_datetime(retry_after)
+                wait = (when - datetime.datetime.now(datetime.UTC)).total_seconds()
+    return float(min(max(wait, 0.0), LONGEST_WAIT))
 
 
 @dataclass(frozen=True)
@@ -164,7 +184,24 @@ class HttpClient:
         timeout: float | None = None,
     ) -> HttpReply:
         """One request, its whole answer read within the deadline and the size cap; with
-        ``status_only``, the body is discarded unread (for answers too large to matter)."""
+        ``status_only``, the body is discarded unread (for answers too large to matter). A 429
+        or 503 is asked again up to RETRIES times, after the wait the server asks for."""
+        for attempt in range(RETRIES + 1):
+            reply = self._send_once(method, url, body, content_type, status_only, timeout)
+            if reply.status not in RETRIED or attempt == RETRIES:
+                return reply
+            time.sleep(retry_delay(reply.headers.get("retry-after"), attempt))
+        raise AssertionError("unreachable")
+
+    def _send_once(
+        self,
+        method: str,
+        url: str,
+        body: bytes | None,
+        content_type: str | None,
+        status_only: bool,
+        timeout: float | None,
+    ) -> HttpReply:
         started = time.monotonic()
         try:
             response = self._session().request(

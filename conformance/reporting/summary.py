@@ -54,8 +54,15 @@ def note_lines(tally: Tally) -> list[str]:
     """Limits of what was checked (e.g. no tokenizer to compare token ids with text)."""
     lines = []
     for requirement in tally.requirements:
-        notes = dict.fromkeys(tally.verdicts[requirement.id].notes)  # once each, in order
+        verdict = tally.verdicts[requirement.id]
+        notes = dict.fromkeys(verdict.notes)  # once each, in order
         lines += [f"{requirement.id}: {note}" for note in notes]
+        if verdict.declined and verdict.status != "UNSUPPORTED":  # hidden by a PASS otherwise
+            lines.append(
+                f"{requirement.id}: {verdict.status}, but {len(verdict.declined)} of its "
+                f"{verdict.tests} tests UNSUPPORTED (cleanly refused): "
+                + ", ".join(verdict.declined)
+            )
     return lines
 
 

@@ -61,6 +61,7 @@ class Verdict:
     failures: list[str] = field(default_factory=list)  # one line per failed check
     notes: list[str] = field(default_factory=list)  # what could not be checked, and why
     unsupported: str = ""  # why the server declined, when the status is UNSUPPORTED
+    declined: list[str] = field(default_factory=list)  # the tests it declined, by id
     skipped: str = ""  # why it could not be checked, when the status is SKIPPED
 
     def merge(
@@ -118,9 +119,9 @@ class Tally:
             own = [c for c in checks if c["requirement"] == requirement]
             self.verdicts[requirement].merge(status, own, nodeid, error)
             if status == "UNSUPPORTED":
-                self.verdicts[requirement].unsupported = skip_reason.removeprefix(
-                    UNSUPPORTED_PREFIX
-                )
+                verdict = self.verdicts[requirement]
+                verdict.unsupported = skip_reason.removeprefix(UNSUPPORTED_PREFIX)
+                verdict.declined.append(nodeid.rpartition("::")[2])
             elif status == "SKIPPED" and not self.verdicts[requirement].skipped:
                 self.verdicts[requirement].skipped = skip_reason
 

@@ -71,3 +71,25 @@ def test_no_answer_always_fails_and_says_why() -> None:
     assert status.no_answer("a call", "boom", "APIConnectionError").measured == (
         "APIConnectionError"
     )
+
+
+@pytest.mark.parametrize("code", [400, 404, 415, 422])
+def test_a_4xx_about_the_request_is_a_refusal(code: int) -> None:
+    assert status.is_refusal(code)
+    assert status.check_rejected(code, "bad").passed
+
+
+@pytest.mark.parametrize("code", [401, 403, 408, 429])
+def test_auth_and_rate_limits_are_no_refusal(code: int) -> None:
+    """The request was never judged: a MUST that needs a refusal cannot pass on it."""
+    assert not status.is_refusal(code)
+    result = status.check_rejected(code, "bad")
+    assert not result.passed
+    assert "not a refusal of the request" in result.detail
+
+
+def test_413_is_a_refusal_only_of_a_large_request() -> None:
+    assert not status.is_refusal(413)
+    assert status.is_refusal(413, large=True)
+    assert "no size limit applies" in status.check_rejected(413, "one word").detail
+    assert status.check_refusal_allowed(413, "truncation").passed  # an input past the context

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import datetime
+import email.utils
 import time
 
 import pytest
 import requests
 
 from conformance.client import EmbeddingsClient, EndpointError, Exchange, parse_endpoint
+from conformance.client.http import retry_delay
 
 TIMEOUT = 3.0
 CAP = 8 << 20
@@ -61,3 +64,35 @@ def test_api_key_never_follows_a_redirect_to_another_host(hostile_server: str) -
     client_for(hostile_server, "redirect-offsite", api_key="sk-hostile").embed(["a", "b"])
     hosts = [entry["host"] for entry in requests.get(debug, timeout=5).json()]
     assert hosts and not any(host.startswith("127.0.0.2") for host in hosts)
+
+
+def test_a_rate_limited_request_is_asked_again_after_the_wait_it_names(
+    hostile_server: str,
+) -> None:
+    client = client_for(hostile_server, "rate-limited")
+    started = time.monotonic()
+    answers = [client.embed(["a", "b"]) for _ in range(2)]
+    assert all(exchange.ok for exchange in answers)  # one of the two met a 429 first
+    assert time.monotonic() - started >= 1.0  # and waited the second Retry-After asked for
+
+
+def test_a_persistent_rate_limit_comes_back_as_429(hostile_server: str) -> None:
+    exchange = client_for(hostile_server, "always-429").embed([[101, 102]])
+    assert exchange.status == 429  # after the retries: the suite then names it rate limited
+
+
+@pytest.mark.parametrize(
+    ("header", "attempt", "wait"),
+    [(None, 0, 0.5), (None, 2, 2.0), ("3", 0, 3.0), ("120", 0, 10.0), ("soon", 1, 1.0)],
+)
+def test_retry_delay_honours_retry_after_within_bounds(
+    header: str | None, attempt: int, wait: float
+) -> None:
+    assert retry_delay(header, attempt) == wait
+
+
+def test_retry_delay_reads_an_http_date() -> None:
+    when = email.utils.format_datetime(
+        datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=5), usegmt=True
+    )
+    assert 3.0 <= retry_delay(when, 0) <= 5.0

@@ -11,7 +11,12 @@ import numpy as np
 
 from conformance.checks.result import CheckResult, at_most, equals, no_offenders
 from conformance.checks.vectors import check_unit_norm
-from conformance.reporting.summary import final_line, requirement_lines, results_document
+from conformance.reporting.summary import (
+    final_line,
+    note_lines,
+    requirement_lines,
+    results_document,
+)
 from conformance.reporting.tally import (
     CHECK_KEY,
     REQUIREMENTS_KEY,
@@ -143,6 +148,21 @@ def test_add_counts_tests_and_collects_failures_per_requirement() -> None:
     assert norm.failures == ["t::a: too far"]
     assert finite.failures == []
     assert tally.ran_anything
+
+
+def test_unsupported_sub_results_are_listed_under_a_pass() -> None:
+    """A server that refused Arabic and emoji but embedded the rest: PASS, and it says so."""
+    tally = Tally()
+    tally.add("t.py::test[finite.values:batch]", properties([FINITE], passing(FINITE)), "passed")
+    for case in ("ar-01", "emoji-02"):
+        tally.add(
+            f"t.py::test[finite.values:{case}]", properties([FINITE]), "skipped", "unsupported: x"
+        )
+    assert tally.verdicts[FINITE].status == "PASS"
+    assert note_lines(tally) == [
+        "finite.values: PASS, but 2 of its 3 tests UNSUPPORTED (cleanly refused): "
+        "test[finite.values:ar-01], test[finite.values:emoji-02]"
+    ]
 
 
 def test_add_without_a_requirements_property_records_nothing() -> None:

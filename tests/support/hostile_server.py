@@ -202,6 +202,32 @@ def _valid(handler: Handler) -> None:
     handler.send_body(200, valid_body(handler.item_count()), "application/json", close=False)
 
 
+RATE_LIMIT_ERROR = b'{"error": {"message": "Rate limit reached", "type": "rate_limit"}}'
+AUTH_ERROR = b'{"error": {"message": "Invalid API key", "type": "invalid_request_error"}}'
+_asked = iter(range(1 << 62))  # requests seen by 'rate-limited', across connections
+
+
+def _rate_limited(handler: Handler) -> None:
+    """Every other request is refused with 429 and 'Retry-After: 1'; the others are fine."""
+    if next(_asked) % 2 == 0:
+        handler.send_body(429, RATE_LIMIT_ERROR, "application/json", {"Retry-After": "1"})
+    else:
+        handler.send_body(200, valid_body(handler.item_count()), "application/json")
+
+
+def _token_ids_get(status: int, body: bytes, headers: dict[str, str]) -> Behaviour:
+    """Texts are answered well; token-id input gets ``status`` (a 4xx that judges nothing)."""
+
+    def behave(handler: Handler) -> None:
+        value = handler._input()
+        if isinstance(value, list) and any(isinstance(item, (int, list)) for item in value):
+            handler.send_body(status, body, "application/json", headers)
+        else:
+            handler.send_body(200, valid_body(handler.item_count()), "application/json")
+
+    return behave
+
+
 def _captive_portal(handler: Handler) -> None:
     handler.send_body(200, CAPTIVE_PAGE, "text/html; charset=utf-8", close=False)
 
@@ -218,6 +244,10 @@ BEHAVIOURS: dict[str, Behaviour] = {
     "redirect-offsite": _redirect_offsite,
     "close-mid-body": _close_mid_body,
     "nan-literals": _nan_literals,
+    "rate-limited": _rate_limited,
+    # 4xx answers that say nothing about the request, to token-id input only
+    "always-429": _token_ids_get(429, RATE_LIMIT_ERROR, {"Retry-After": "0"}),
+    "unauthorized": _token_ids_get(401, AUTH_ERROR, {}),  # a key revoked mid-run
     # Misconfigured endpoints, for the preflight: a login page answering everything, and a
     # server without GET /v1/models.
     "captive-portal": _captive_portal,
