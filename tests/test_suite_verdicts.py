@@ -108,6 +108,15 @@ def test_a_lenient_but_right_server_passes_every_must(tmp_path: Path) -> None:
     assert "(2 SHOULD warnings)" in run.output
 
 
+def test_a_short_context_enforced_with_400s_passes_every_must(tmp_path: Path) -> None:
+    """Inputs past a 128-token context refused the vLLM way (a clean 400, max_model_len listed):
+    the long inputs are cut to fit, and corpus inputs past it are not owed an answer."""
+    run = suite_against(tmp_path, "--max-model-len", "128", suite_args=FAST)
+    assert run.returncode == 0, run.output
+    assert run.with_status("PASS") == IN_PLAY, run.output
+    assert "reference.agreement: past the context of 128 tokens: en-para-01" in run.output
+
+
 def test_cleanly_refusing_an_optional_feature_is_unsupported(tmp_path: Path) -> None:
     run = suite_against(tmp_path, "--fault", "token-ids-rejected", suite_args=FAST)
     assert run.returncode == 0, run.output

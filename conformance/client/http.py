@@ -251,6 +251,20 @@ class HttpClient:
     def get_models(self) -> HttpReply:
         return self.send("GET", self.endpoint.models_url)
 
+    def listed_context(self, model: str) -> int | None:
+        """The context length (in tokens) the models route states for ``model``, as vLLM
+        does (``max_model_len``); None when it states none."""
+        try:
+            reply = self.get_models()
+            listing = parse_json(reply.raw).get("data") if reply.status == 200 else None
+        except (EndpointError, ValueError, AttributeError):
+            return None
+        for entry in listing if isinstance(listing, list) else []:
+            if isinstance(entry, dict) and entry.get("id") == model:
+                length = entry.get("max_model_len")
+                return length if type(length) is int and length > 0 else None
+        return None
+
 
 class EmbeddingsClient(HttpClient):
     """Sends embeddings requests for one model."""

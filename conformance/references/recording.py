@@ -109,6 +109,12 @@ class Recording:
         return None if self.tokens is None else self.tokens.get(case_id)
 
     @property
+    def max_tokens(self) -> int | None:
+        """The source model's context length in tokens, if the manifest states it."""
+        count = self.manifest.get("max_tokens")
+        return count if isinstance(count, int) else None
+
+    @property
     def special_tokens(self) -> int | None:
         """How many special tokens the source's tokenizer adds to every text ([CLS], [SEP])."""
         count = self.manifest.get("special_tokens")

@@ -41,6 +41,7 @@ class FrontendConfig:
     announce: str | None  # printed once the workers are ready (e.g. the URL)
     served_model_name: str | None = None  # the name the API answers to (default: the model's)
     lenient: bool = False  # a lax validator: text/plain, any model name, '32' read as 32
+    max_model_len: int | None = None  # a context enforced the vLLM way: longer input gets 400
 
 
 def json_response(body: bytes, status: int = 200) -> Response:
@@ -77,6 +78,9 @@ class Frontend:
         parsed = await self._parse_embeddings(request)
         if isinstance(parsed, Response):
             return parsed
+        refused = await self._past_the_context(parsed)
+        if refused is not None:
+            return refused
         tokens = isinstance(parsed.inputs[0], list)
         key = "ids" if tokens else "texts"
         header = {"op": "embed", key: parsed.inputs, "dimensions": parsed.dimensions}
@@ -94,6 +98,28 @@ class Frontend:
         if self.config.fault == "cross-talk":
             answer = await self._cross_talk(answer)
         return json_response(answer)
+
+    async def _past_the_context(self, parsed: EmbeddingsRequest) -> Response | None:
+        """With --max-model-len, an input longer than it is refused with a 400, as vLLM does
+        (the engine would truncate it silently); None when every input fits."""
+        limit = self.config.max_model_len
+        if limit is None:
+            return None
+        for item in parsed.inputs:
+            if isinstance(item, list):
+                count = len(item)
+            else:
+                reply = await self._ask({"op": "tokenize", "text": item, "special": True})
+                if isinstance(reply, Response):
+                    return reply
+                count = len(reply.header["tokens"])
+            if count > limit:
+                message = (
+                    f"This model's maximum context length is {limit} tokens. However, your "
+                    f"request has an input of {count} tokens."
+                )
+                return api_error(ApiError(400, message, "input"), self.config.fault)
+        return None
 
     async def _parse_embeddings(self, request: Request) -> EmbeddingsRequest | Response:
         """The validated request, or the error answer (shaped by the fault, if any)."""
@@ -186,6 +212,7 @@ class Frontend:
             "object": "model",
             "created": 0,
             "owned_by": "embedding-conformance",
+            "max_model_len": self.config.max_model_len or self.model.max_tokens,  # as vLLM
         }
         return json_response(orjson.dumps({"object": "list", "data": [model]}))
 

@@ -70,6 +70,14 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"plant a real-world bug: {faults}",
     )
     parser.add_argument(
+        "--max-model-len",
+        type=int,
+        default=None,
+        metavar="N",
+        help="a context of N tokens enforced the vLLM way: a longer input gets a 400 and "
+        "/v1/models lists max_model_len N (default: the model's own context, with truncation)",
+    )
+    parser.add_argument(
         "--lenient",
         action="store_true",
         help="validate like a lax (pydantic-style) single-model server, still answering right: "
@@ -108,6 +116,7 @@ def serve(args: argparse.Namespace) -> int:
         announce=f"LISTENING http://{host}:{port}",
         served_model_name=args.served_model_name,
         lenient=args.lenient,
+        max_model_len=args.max_model_len,
     )
     app = build_app(pool, config)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5))

@@ -128,12 +128,18 @@ AnswerOf = Callable[[str], tuple[Exchange, list[str]]]
 
 @pytest.fixture
 def answer_of(
-    batch_ids: list[str], single: Callable[[str], Exchange], request: pytest.FixtureRequest
+    batch_ids: list[str],
+    single: Callable[[str], Exchange],
+    answers: Answers,
+    request: pytest.FixtureRequest,
 ) -> AnswerOf:
     """(answer, case ids of its inputs) by name: 'batch' (the float batch), 'batch-base64', or
     a core corpus case id sent alone as a string."""
 
     def answer(name: str) -> tuple[Exchange, list[str]]:
+        if name == "long-200":  # cut to fit a short context
+            label, text = request.getfixturevalue("long_input")
+            return answers.get(text, encoding_format="float"), [label]
         if name == "batch":
             return request.getfixturevalue("batch_float"), batch_ids
         if name == "batch-base64":
@@ -141,6 +147,42 @@ def answer_of(
         return single(name), [name]
 
     return answer
+
+
+SAFE_CONTEXT = 256  # tokens: every packaged core input fits, for the tokenizers we know
+
+
+def cut_to_fit(text: str, context: int | None) -> str:
+    """The text, or for a model with a shorter context its first context/2 words (a word of
+    ordinary prose is at most two tokens), so that the server owes it an answer."""
+    if context is None or context >= SAFE_CONTEXT:
+        return text
+    return " ".join(text.split()[: context // 2])
+
+
+@pytest.fixture(scope="session")
+def context(client: EmbeddingsClient, reference: Recording | None) -> int | None:
+    """The context (in tokens) an input must fit to be owed an answer: the shorter of the
+    reference model's and the one the server lists (vLLM's max_model_len); None when neither
+    is stated. Longer inputs may be refused with a clean 4xx."""
+    stated = [
+        length
+        for length in (
+            reference.max_tokens if reference is not None else None,
+            client.listed_context(client.model),
+        )
+        if length is not None
+    ]
+    return min(stated) if stated else None
+
+
+@pytest.fixture(scope="session")
+def long_input(context: int | None) -> tuple[str, str]:
+    """(label, text) of the long core input the length checks use, cut to fit the context."""
+    text = case("long-200").text
+    fitted = cut_to_fit(text, context)
+    label = "long-200" if fitted == text else f"long-200[:{len(fitted.split())} words]"
+    return label, fitted
 
 
 @pytest.fixture(scope="session")

@@ -27,9 +27,15 @@ def within_context() -> list[Case]:
     return [c for c in CASES.values() if "over-context" not in c.tags]
 
 
-def compared_cases(reference: Recording) -> list[Case]:
-    """Every corpus input within the model's context that the reference has a vector for."""
-    return [c for c in within_context() if c.id in reference.rows]
+def compared_cases(reference: Recording, context: int | None = None) -> list[Case]:
+    """Every corpus input within the model's context that the reference has a vector for, and
+    (by the reference's token count) within ``context``, a server's shorter one."""
+    return [c for c in within_context() if c.id in reference.rows and fits(reference, c, context)]
+
+
+def fits(reference: Recording, case: Case, context: int | None) -> bool:
+    tokens = reference.token_ids(case.id)
+    return context is None or tokens is None or len(tokens) <= context
 
 
 def spread(cases: Sequence[Case], count: int) -> list[Case]:

@@ -54,12 +54,16 @@ def test_permuted_batch_permutes_rows(
 
 @pytest.mark.requirement("batch.large")
 def test_every_row_of_a_large_batch_is_its_inputs(
-    expect: Expect, settings: Settings, answers: Answers, reference: Recording | None
+    expect: Expect,
+    settings: Settings,
+    answers: Answers,
+    reference: Recording | None,
+    context: int | None,
 ) -> None:
     """One request of 128 short corpus inputs, row by row: against the reference when there
     is one, else against each input sent alone."""
     requirement = "batch.large"
-    usable: list[Case] = compared_cases(reference) if reference else within_context()
+    usable: list[Case] = compared_cases(reference, context) if reference else within_context()
     cases = spread([c for c in usable if len(c.text) <= SHORT], LARGE)
     ids = [c.id for c in cases]
     exchange = answers.get([c.text for c in cases], encoding_format="float")

@@ -11,14 +11,19 @@ import pytest
 from conformance.checks import vectors
 from conformance.client import Exchange
 from conformance.expect import Expect
+from conformance.suite.pytest_fixtures import Answers
 
 
 @pytest.mark.requirement("dimension.fixed-across-lengths")
 def test_dimension_does_not_grow_with_input(
-    expect: Expect, single: Callable[[str], Exchange]
+    expect: Expect,
+    answers: Answers,
+    single: Callable[[str], Exchange],
+    long_input: tuple[str, str],
 ) -> None:
-    short, long = single("one-token"), single("long-200")
+    label, text = long_input  # cut to fit a short context
+    short, long = single("one-token"), answers.get(text, encoding_format="float")
     short_batch = expect.ok("dimension.fixed-across-lengths", short, ["one-token"])
-    long_batch = expect.ok("dimension.fixed-across-lengths", long, ["long-200"])
+    long_batch = expect.ok("dimension.fixed-across-lengths", long, [label])
     result = vectors.check_fixed_across_lengths(short_batch.first_vector, long_batch.first_vector)
     expect("dimension.fixed-across-lengths", result, exchange=long)

@@ -23,9 +23,17 @@ from conformance.suite.reference_corpus import (
 
 @pytest.mark.requirement("reference.agreement")
 def test_every_input_agrees_with_the_reference(
-    expect: Expect, settings: Settings, answers: Answers, needs_reference: Recording
+    expect: Expect,
+    settings: Settings,
+    answers: Answers,
+    needs_reference: Recording,
+    context: int | None,
 ) -> None:
-    cases = compared_cases(needs_reference)
+    cases = compared_cases(needs_reference, context)
+    beyond = [c.id for c in compared_cases(needs_reference) if c not in cases]
+    if beyond:  # the server's context is the shorter: they may be refused, so not compared
+        listed = ", ".join(beyond)
+        expect.note("reference.agreement", f"past the context of {context} tokens: {listed}")
     actual, carriers = embed_cases(expect, answers, "reference.agreement", cases)
     rejected = needs_reference.rejected
     if rejected:  # nothing dropped silently: name what the reference could not give
@@ -80,9 +88,9 @@ def test_input_past_the_context(
 
 @pytest.mark.requirement("reference.retrieval")
 def test_retrieval_finds_the_reference_neighbours(
-    expect: Expect, answers: Answers, needs_reference: Recording
+    expect: Expect, answers: Answers, needs_reference: Recording, context: int | None
 ) -> None:
-    cases = compared_cases(needs_reference)
+    cases = compared_cases(needs_reference, context)
     actual, _ = embed_cases(expect, answers, "reference.retrieval", cases)
     row = {c.id: i for i, c in enumerate(cases)}
     queries = [c.id for c in cases if "retrieval-query" in c.tags]
@@ -102,11 +110,15 @@ def test_retrieval_finds_the_reference_neighbours(
 
 @pytest.mark.requirement("reference.token-ids")
 def test_token_ids_embed_like_their_text(
-    expect: Expect, settings: Settings, answers: Answers, needs_reference: Recording
+    expect: Expect,
+    settings: Settings,
+    answers: Answers,
+    needs_reference: Recording,
+    context: int | None,
 ) -> None:
     cases = [
         c
-        for c in compared_cases(needs_reference)
+        for c in compared_cases(needs_reference, context)
         if "token-ids" in c.tags and needs_reference.token_ids(c.id)
     ]
     if not cases:

@@ -10,8 +10,8 @@ import pytest
 from conformance.checks import semantics
 from conformance.corpus import load_triplets
 from conformance.expect import Expect
-from conformance.suite.pytest_fixtures import Answers
-from conformance.suite.reference_corpus import CASES, embed_cases, embed_texts
+from conformance.suite.pytest_fixtures import Answers, cut_to_fit
+from conformance.suite.reference_corpus import CASES, embed_texts
 
 # Texts whose content differs for any tokenizer: ordinary words, code and numbers. (Scripts a
 # vocabulary lacks, emoji and lone characters can all become the same unknown token.)
@@ -25,8 +25,11 @@ TRIPLET_CHUNK = 15  # five whole triplets per request, anchor, paraphrase and un
 
 
 @pytest.mark.requirement("semantics.distinct-texts")
-def test_different_texts_get_different_vectors(expect: Expect, answers: Answers) -> None:
-    vectors, carriers = embed_cases(expect, answers, "semantics.distinct-texts", DISTINCT)
+def test_different_texts_get_different_vectors(
+    expect: Expect, answers: Answers, context: int | None
+) -> None:
+    inputs = [(c.id, cut_to_fit(c.text, context)) for c in DISTINCT]
+    vectors, carriers = embed_texts(expect, answers, "semantics.distinct-texts", inputs)
     ids = [c.id for c in DISTINCT]
     result = semantics.check_distinct_texts(vectors, ids)
     carrier = carriers[result.index] if result.index is not None else None
@@ -34,9 +37,11 @@ def test_different_texts_get_different_vectors(expect: Expect, answers: Answers)
 
 
 @pytest.mark.requirement("semantics.not-a-prefix")
-def test_a_paragraph_is_not_its_first_words(expect: Expect, answers: Answers) -> None:
+def test_a_paragraph_is_not_its_first_words(
+    expect: Expect, answers: Answers, context: int | None
+) -> None:
     ids = [c.id for c in PARAGRAPHS]
-    inputs = [(c.id, c.text) for c in PARAGRAPHS]
+    inputs = [(c.id, cut_to_fit(c.text, context)) for c in PARAGRAPHS]
     inputs += [(f"{c.id}[:{PREFIX_WORDS} words]", first_words(c.text)) for c in PARAGRAPHS]
     vectors, carriers = embed_texts(expect, answers, "semantics.not-a-prefix", inputs)
     full, prefixes = vectors[: len(ids)], vectors[len(ids) :]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
 
 from conformance.checks import usage
@@ -42,11 +40,12 @@ def test_batch_tokens_are_the_sum_of_singles(
 
 @pytest.mark.requirement("usage.monotonic-length")
 def test_longer_text_never_has_fewer_tokens(
-    expect: Expect, answers: Answers, single: Callable[[str], Exchange]
+    expect: Expect, answers: Answers, long_input: tuple[str, str]
 ) -> None:
-    words = single("long-200").request["input"].split()
-    prefixes = [" ".join(words[:n]) for n in PREFIX_WORDS]
-    ids = [f"long-200[:{n} words]" for n in PREFIX_WORDS]
+    words = long_input[1].split()  # cut to fit a short context
+    sizes = [n for n in PREFIX_WORDS if n < len(words)] + [len(words)]
+    prefixes = [" ".join(words[:n]) for n in sizes]
+    ids = [f"long-200[:{n} words]" for n in sizes]
     counts = [
         prompt_tokens(
             expect, "usage.monotonic-length", answers.get(text, encoding_format="float"), [case_id]
@@ -58,12 +57,14 @@ def test_longer_text_never_has_fewer_tokens(
 
 @pytest.mark.requirement("usage.counts-tokens")
 def test_each_input_counts_its_tokens(
-    expect: Expect, answers: Answers, needs_reference: Recording
+    expect: Expect, answers: Answers, needs_reference: Recording, context: int | None
 ) -> None:
     """64 corpus inputs within the context, each sent alone: its prompt_tokens against the
     reference tokenizer's count (the reference is the truth, never the server's /tokenize)."""
     requirement = "usage.counts-tokens"
-    counted = [c for c in compared_cases(needs_reference) if needs_reference.token_ids(c.id)]
+    counted = [
+        c for c in compared_cases(needs_reference, context) if needs_reference.token_ids(c.id)
+    ]
     cases = spread(counted, COUNTED)
     special_tokens = needs_reference.special_tokens
     if not cases or special_tokens is None:
