@@ -55,6 +55,7 @@ MUTATIONS = {
     "empty-input-200": {"errors.rejected"},
     "cross-talk": {"concurrency.isolation"},
     "coerced-then-ignored": {"errors.lenient-but-right"},  # '32' read as 32, then dropped
+    "plain-text-as-input": {"errors.lenient-but-right"},  # text/plain accepted, misread
 }
 INVISIBLE = {
     "leak-shm": "the client sees correct answers; tests/server/test_shm.py counts the segments",

@@ -104,6 +104,12 @@ FAULTS: dict[str, Fault] = {
             "a lax validator (as --lenient) that reads dimensions '32' as 32 and then drops it: "
             "full-length vectors",
         ),
+        Fault(
+            "plain-text-as-input",
+            "frontend",
+            "a body sent as text/plain accepted, and its raw text embedded as the input (the "
+            "JSON document itself)",
+        ),
         Fault("big-endian-base64", "frontend", "base64 of big-endian float32"),
         Fault("float16-base64", "frontend", "base64 of float16 values (2 bytes per entry)"),
         Fault("base64-ignored", "frontend", "encoding_format=base64 silently answered with floats"),

@@ -31,6 +31,7 @@ from conformance.server.pool import WorkerGone, WorkerPool, WorkerReply
 from conformance.server.responses import embeddings_body, error_body
 
 JSON = "application/json"
+LAX_FAULTS = ("coerced-then-ignored", "plain-text-as-input")  # faults of a lenient server
 CROSS_TALK_WAIT = 2.0  # the cross-talk fault's longest wait for another answer to land
 
 
@@ -128,7 +129,9 @@ class Frontend:
             body = await request.body()
             if self.config.fault == "empty-input-200" and _empty_input(body):
                 return json_response(empty_answer(self.model.name))
-            lenient = self.config.lenient or self.config.fault == "coerced-then-ignored"
+            lenient = self.config.lenient or self.config.fault in LAX_FAULTS
+            if self.config.fault == "plain-text-as-input" and _plain_text(request):
+                return EmbeddingsRequest([body.decode("utf-8", "replace")], "float", None)
             parsed = parse_embeddings_request(body, self.model, lenient)
             if self.config.fault == "coerced-then-ignored" and _spelled_dimensions(body):
                 parsed = replace(parsed, dimensions=None)
@@ -141,7 +144,7 @@ class Frontend:
     def _check_request(self, request: Request) -> None:
         if not self._authorized(request):
             raise ApiError(401, "Incorrect API key provided", None, "invalid_api_key")
-        lenient = self.config.lenient or self.config.fault == "coerced-then-ignored"
+        lenient = self.config.lenient or self.config.fault in LAX_FAULTS
         check_content_type(request.headers.get("content-type"), lenient)
 
     async def _ask(self, header: dict[str, Any]) -> WorkerReply | Response:
@@ -241,6 +244,11 @@ def empty_answer(model: str) -> bytes:
         prompt_tokens=0,
         fault=None,
     )
+
+
+def _plain_text(request: Request) -> bool:
+    media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    return media == "text/plain"
 
 
 def _spelled_dimensions(body: bytes) -> bool:
