@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from conformance.client import Endpoint, parse_endpoint
+from conformance.requirements import BY_ID
 from conformance.tolerances import PRECISIONS, Tolerances, tolerances_for
 
 PROFILES = ("core", "full")
@@ -59,6 +60,22 @@ def _bounded(convert: Callable[[str], Any], lowest: float, words: str) -> Callab
 _positive_float = _bounded(float, 0, "> 0")
 _non_negative_float = _bounded(float, 0, ">= 0")
 _positive_int = _bounded(int, 1, "a positive integer")
+
+
+def _requirement_patterns(text: str) -> tuple[str, ...]:
+    """Comma-separated requirement ids, or prefixes ending in '.'; each must name one."""
+    patterns = tuple(p.strip() for p in text.split(",") if p.strip())
+    unknown = [p for p in patterns if not any(selects(p, i) for i in BY_ID)]
+    if not patterns or unknown:
+        raise ValueError(f"no requirement {', '.join(unknown) or 'given'} in the catalogue")
+    return patterns
+
+
+def selects(pattern: str, requirement_id: str) -> bool:
+    """A --requirements pattern names this id, exactly or as a prefix ending in '.'."""
+    return requirement_id == pattern or (
+        pattern.endswith(".") and requirement_id.startswith(pattern)
+    )
 
 
 def _yes_no(text: str) -> bool:
@@ -112,6 +129,15 @@ OPTIONS: tuple[OptionSpec, ...] = (
         choices=PROFILES,
         help="'core': the quick essentials (envelope, dimension, finiteness, normalization, "
         "base64); 'full' (default): everything.",
+    ),
+    OptionSpec(
+        "requirements",
+        "--requirements",
+        ("EMBEDDINGS_REQUIREMENTS",),
+        parse=_requirement_patterns,
+        metavar="IDS",
+        help="Run only these requirements: comma-separated ids or prefixes ending in '.' "
+        "(e.g. 'reference.,usage.counts-tokens'); the others are reported as not run.",
     ),
     OptionSpec(
         "precision",
@@ -284,6 +310,7 @@ class Settings:
     api_key: str | None
     request_timeout: float
     profile: str
+    requirements: tuple[str, ...] | None  # --requirements: ids or prefixes ending in '.'
     precision: str
     expect_dim: int | None
     expect_normalized: bool
@@ -306,6 +333,7 @@ class Settings:
                 **data,
                 "endpoint": Endpoint(**data["endpoint"]),
                 "tolerances": Tolerances(**data["tolerances"]),
+                "requirements": tuple(data["requirements"]) if data["requirements"] else None,
             }
         )
 
@@ -324,6 +352,7 @@ def resolve_settings(given: dict[str, str | None], endpoint_url: str) -> Setting
         api_key=values["api_key"],
         request_timeout=values["request_timeout"],
         profile=values["profile"],
+        requirements=values["requirements"],
         precision=values["precision"],
         expect_dim=values["expect_dim"],
         expect_normalized=values["expect_normalized"],

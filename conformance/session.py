@@ -19,7 +19,7 @@ from conformance import __version__
 from conformance.builtin import builtin_transport, start_builtin
 from conformance.checks.baseline import status_regressions
 from conformance.client import EmbeddingsClient, parse_endpoint
-from conformance.options import Settings, given_options, resolve_settings
+from conformance.options import Settings, given_options, resolve_settings, selects
 from conformance.preflight import PreflightError, check_embeddings_route, open_client
 from conformance.references import GoldenError, ReferenceSpec, bundled_golden, parse_reference
 from conformance.references.baseline import Baseline, load_baseline
@@ -88,6 +88,11 @@ class ConformanceSession:
         if requirement.id.startswith(GATE_PREFIX) and not self.settings.baseline:
             return False
         return in_profile(requirement, self.settings.profile)
+
+    def chosen(self, requirement_id: str) -> bool:
+        """Named by --requirements (every requirement when it is not given)."""
+        patterns = self.settings.requirements
+        return patterns is None or any(selects(p, requirement_id) for p in patterns)
 
     @property
     def model(self) -> str | None:
@@ -166,7 +171,7 @@ class ConformanceSession:
             if unknown:
                 raise pytest.UsageError(f"{item.nodeid}: unknown requirement id(s) {unknown}")
             item.user_properties.append((REQUIREMENTS_KEY, ids))
-            in_scope = not ids or any(self.in_play(BY_ID[i]) for i in ids)
+            in_scope = not ids or any(self.in_play(BY_ID[i]) and self.chosen(i) for i in ids)
             (selected if in_scope else deselected).append(item)
         return selected, deselected
 

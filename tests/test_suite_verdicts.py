@@ -88,7 +88,10 @@ def test_correct_server_passes_every_requirement(tmp_path: Path, transport: str)
 
 @pytest.mark.parametrize("fault", sorted(MUTATIONS))
 def test_planted_bug_fails_the_right_requirement(tmp_path: Path, fault: str) -> None:
-    run = suite_against(tmp_path, "--fault", fault, suite_args=FAST)
+    # Only the requirements that must fail are run (--requirements), which keeps the table
+    # fast; the correct server's runs above and below run everything.
+    chosen = ",".join(sorted(MUTATIONS[fault]))
+    run = suite_against(tmp_path, "--fault", fault, suite_args=(*FAST, "--requirements", chosen))
     assert run.returncode == 1, run.output
     failed = run.with_status("FAIL")
     assert MUTATIONS[fault] <= failed, f"{fault}: failed {sorted(failed)}\n{run.output}"
@@ -183,6 +186,18 @@ def test_core_profile_runs_only_core_requirements(clean_server: str, tmp_path: P
     assert run.returncode == 0, run.output
     assert run.status("batch.single-vs-batch") == "NOT RUN"
     assert run.status("normalization.unit-norm") == "PASS"
+
+
+def test_requirements_option_runs_only_those(clean_server: str, tmp_path: Path) -> None:
+    chosen = "reference.,usage.counts-tokens"
+    run = run_suite(tmp_path, "--endpoint", clean_server, "--requirements", chosen)
+    assert run.returncode == 0, run.output
+    ran = {r for r in IN_PLAY if r.startswith("reference.")} | {"usage.counts-tokens"}
+    assert run.with_status("PASS") == ran
+    assert run.status("batch.large") == "NOT RUN"
+    unknown = run_suite(tmp_path, "--endpoint", clean_server, "--requirements", "nosuch.thing")
+    assert unknown.returncode == 4
+    assert "--requirements: no requirement nosuch.thing in the catalogue" in unknown.output
 
 
 def test_float16_vectors_fail_at_fp32_and_pass_at_fp16(tmp_path: Path) -> None:

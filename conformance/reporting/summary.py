@@ -32,7 +32,7 @@ def requirement_lines(tally: Tally) -> list[str]:
         detail = {
             "UNSUPPORTED": verdict.unsupported,
             "N/A": verdict.skipped,
-            "NOT RUN": "deselected (-k or -m)",
+            "NOT RUN": "deselected (-k, -m or --requirements)",
         }.get(status, _worst_text(verdict))
         lines.append(
             f"{status:<11} {requirement.level:<6} {requirement.id:<{width}}  {detail}".rstrip()

@@ -127,7 +127,7 @@ class Tally:
 
     def counts(self) -> dict[str, int]:
         """passed / failed (MUST) / warnings (SHOULD failures) / unsupported / not applicable
-        (its tests skipped, with a reason) / not run (deselected by -k or -m)."""
+        (its tests skipped, with a reason) / not run (deselected by -k, -m or --requirements)."""
         keys = ("passed", "failed", "warnings", "unsupported", "not_applicable", "not_run")
         counts = dict.fromkeys(keys, 0)
         for requirement_id, verdict in self.verdicts.items():
