@@ -306,7 +306,17 @@ def test_requirement_lines_show_not_run_apart_from_not_applicable() -> None:
         return next(line for line in lines if f" {requirement_id} " in f"{line} ")
 
     assert line_of("batch.permutation").split() == (
-        ["NOT", "RUN", "MUST", "batch.permutation", "deselected", "(-k", "or", "-m)"]
+        [
+            "NOT",
+            "RUN",
+            "MUST",
+            "batch.permutation",
+            "deselected",
+            "(-k,",
+            "-m",
+            "or",
+            "--requirements)",
+        ]
     )
     assert line_of("dimension.expected").split()[:3] == ["N/A", "MUST", "dimension.expected"]
     assert line_of("dimension.expected").endswith("no --expect-dim given")
