@@ -46,11 +46,20 @@ def check_generated(examples: int, violations: Sequence[CheckResult]) -> CheckRe
 
 def input_count(body: Mapping[str, Any]) -> int:
     """How many vectors a body asks for: a flat array of numbers is one input (token ids; lax
-    servers read booleans as such), any other array one per element, anything else one."""
+    servers read booleans, and numeric strings beside numbers, as such), any other array one
+    per element, anything else one."""
     value = body.get("input")
-    if not isinstance(value, list) or all(isinstance(x, (int, float)) for x in value):
+    if not isinstance(value, list):
         return 1
-    return len(value)
+    numbers = [isinstance(x, (int, float)) for x in value]
+    token_ids = any(numbers) and all(
+        number or _spells_number(x) for number, x in zip(numbers, value, strict=True)
+    )
+    return 1 if not value or token_ids else len(value)
+
+
+def _spells_number(value: object) -> bool:
+    return isinstance(value, str) and value.strip().lstrip("+-").isdigit()
 
 
 def has_valid_vectors(batch: EmbeddingBatch | None, dim: int) -> bool:

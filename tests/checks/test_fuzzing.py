@@ -59,6 +59,9 @@ def test_a_flat_array_of_numbers_is_one_input_of_token_ids() -> None:
     assert input_count({"input": [101, 7592, 102]}) == 1
     assert input_count({"input": [False, False]}) == 1  # read as the token ids [0, 0]
     assert input_count({"input": [1, "a"]}) == 2
+    assert input_count({"input": [5, "7"]}) == 1  # lax validators read "7" as 7
+    assert input_count({"input": ["1", "2"]}) == 2  # two texts that spell numbers
+    assert input_count({"input": []}) == 1
 
 
 def test_valid_vectors_need_every_vector_finite_and_of_the_dimension() -> None:
