@@ -119,7 +119,7 @@ def test_a_short_context_enforced_with_400s_passes_every_must(tmp_path: Path) ->
     run = suite_against(tmp_path, "--max-model-len", "128", suite_args=FAST)
     assert run.returncode == 0, run.output
     assert run.with_status("PASS") == IN_PLAY, run.output
-    assert "reference.agreement: past the context of 128 tokens: en-para-01" in run.output
+    assert "reference.agreement: refused, past the context of 128 tokens: en-para-01" in run.output
 
 
 def test_cleanly_refusing_an_optional_feature_is_unsupported(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ a live reference endpoint): the vectors are not only well-formed, they are the r
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from conformance.checks import agreement as checks
@@ -29,12 +30,25 @@ def test_every_input_agrees_with_the_reference(
     needs_reference: Recording,
     context: int | None,
 ) -> None:
-    cases = compared_cases(needs_reference, context)
-    beyond = [c.id for c in compared_cases(needs_reference) if c not in cases]
-    if beyond:  # the server's context is the shorter: they may be refused, so not compared
-        listed = ", ".join(beyond)
-        expect.note("reference.agreement", f"past the context of {context} tokens: {listed}")
-    actual, carriers = embed_cases(expect, answers, "reference.agreement", cases)
+    inside = compared_cases(needs_reference, context)
+    actual, carriers = embed_cases(expect, answers, "reference.agreement", inside)
+    # Past the server's (shorter) context, each input goes alone: a clean refusal is allowed,
+    # an answer must still be the reference's (a server that truncates silently fails here).
+    cases, refused = list(inside), []
+    for case in compared_cases(needs_reference):
+        if case in inside:
+            continue
+        exchange = answers.get(case.text, encoding_format="float")
+        if status.is_refusal(exchange.status, large=True):
+            refused.append(case.id)
+            continue
+        row = expect.matrix("reference.agreement", exchange, [case.id])[:1]
+        actual, carriers = np.concatenate([actual, row]), [*carriers, exchange]
+        cases.append(case)
+    if refused:
+        listed = ", ".join(refused)
+        note = f"refused, past the context of {context} tokens: {listed}"
+        expect.note("reference.agreement", note)
     rejected = needs_reference.rejected
     if rejected:  # nothing dropped silently: name what the reference could not give
         listed = ", ".join(f"{case_id} ({why[:60]})" for case_id, why in rejected.items())
