@@ -100,6 +100,11 @@ class Frontend:
             answer = await self._cross_talk(answer)
         return json_response(answer)
 
+    @property
+    def context(self) -> int:
+        """The context the API states: --max-model-len, else the model's own."""
+        return self.config.max_model_len or self.model.max_tokens
+
     async def _past_the_context(self, parsed: EmbeddingsRequest) -> Response | None:
         """With --max-model-len, an input longer than it is refused with a 400, as vLLM does
         (the engine would truncate it silently); None when every input fits."""
@@ -202,7 +207,7 @@ class Frontend:
         if isinstance(reply, Response):
             return reply
         tokens = reply.header["tokens"]
-        document = {"count": len(tokens), "max_model_len": self.model.max_tokens, "tokens": tokens}
+        document = {"count": len(tokens), "max_model_len": self.context, "tokens": tokens}
         return json_response(orjson.dumps(document))
 
     async def models(self, request: Request) -> Response:
@@ -215,7 +220,7 @@ class Frontend:
             "object": "model",
             "created": 0,
             "owned_by": "embedding-conformance",
-            "max_model_len": self.config.max_model_len or self.model.max_tokens,  # as vLLM
+            "max_model_len": self.context,  # as vLLM lists it
         }
         return json_response(orjson.dumps({"object": "list", "data": [model]}))
 
