@@ -53,12 +53,13 @@ def input_count(body: Mapping[str, Any]) -> int:
         return 1
     numbers = [isinstance(x, (int, float)) for x in value]
     token_ids = any(numbers) and all(
-        number or _spells_number(x) for number, x in zip(numbers, value, strict=True)
+        number or spells_number(x) for number, x in zip(numbers, value, strict=True)
     )
     return 1 if not value or token_ids else len(value)
 
 
-def _spells_number(value: object) -> bool:
+def spells_number(value: object) -> bool:
+    """A string a lax validator reads as the integer it spells ("12", " -3")."""
     return isinstance(value, str) and value.strip().lstrip("+-").isdigit()
 
 

@@ -49,9 +49,10 @@ def check_embedded(status: int, has_envelope: bool, what: str) -> CheckResult:
 def check_rejected(status: int, what: str, large: bool = False) -> CheckResult:
     """A malformed request gets a 4xx about its content: a 2xx means garbage was accepted, a
     5xx that it was never validated, a 401 or 429 that it was never judged."""
-    reason = not_a_refusal(status) if not is_refusal(status, large) else None
-    detail = what if reason is None or status < 400 else f"{what} ({reason})"
-    return CheckResult(is_refusal(status, large), _status(status), "4xx", None, detail)
+    refused = is_refusal(status, large)
+    reason = None if refused else not_a_refusal(status)
+    detail = what if reason is None else f"{what} ({reason})"
+    return CheckResult(refused, _status(status), "4xx", None, detail)
 
 
 def check_no_5xx(status: int, envelope_ok: bool, what: str) -> CheckResult:

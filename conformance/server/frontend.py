@@ -101,6 +101,11 @@ class Frontend:
         return json_response(answer)
 
     @property
+    def lenient(self) -> bool:
+        """Validating like a lax server: --lenient, or a fault of one."""
+        return self.config.lenient or self.config.fault in LAX_FAULTS
+
+    @property
     def context(self) -> int:
         """The context the API states: --max-model-len, else the model's own."""
         return self.config.max_model_len or self.model.max_tokens
@@ -134,10 +139,9 @@ class Frontend:
             body = await request.body()
             if self.config.fault == "empty-input-200" and _empty_input(body):
                 return json_response(empty_answer(self.model.name))
-            lenient = self.config.lenient or self.config.fault in LAX_FAULTS
             if self.config.fault == "plain-text-as-input" and _plain_text(request):
                 return EmbeddingsRequest([body.decode("utf-8", "replace")], "float", None)
-            parsed = parse_embeddings_request(body, self.model, lenient)
+            parsed = parse_embeddings_request(body, self.model, self.lenient)
             if self.config.fault == "coerced-then-ignored" and _spelled_dimensions(body):
                 parsed = replace(parsed, dimensions=None)
             if self.config.fault == "token-ids-rejected" and isinstance(parsed.inputs[0], list):
@@ -149,8 +153,7 @@ class Frontend:
     def _check_request(self, request: Request) -> None:
         if not self._authorized(request):
             raise ApiError(401, "Incorrect API key provided", None, "invalid_api_key")
-        lenient = self.config.lenient or self.config.fault in LAX_FAULTS
-        check_content_type(request.headers.get("content-type"), lenient)
+        check_content_type(request.headers.get("content-type"), self.lenient)
 
     async def _ask(self, header: dict[str, Any]) -> WorkerReply | Response:
         try:
