@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from conformance import __version__
 from conformance.references.cli import add_golden_arguments
@@ -42,6 +43,50 @@ def _golden(args: argparse.Namespace) -> int:
     return run_golden(args)
 
 
+def _models(args: argparse.Namespace) -> int:
+    from conformance import variants
+
+    names = args.names or list(variants.VARIANTS)
+    unknown = [name for name in names if name not in variants.VARIANTS]
+    if unknown:
+        known = ", ".join(variants.VARIANTS)
+        print(f"error: unknown model {', '.join(unknown)}; one of: {known}", file=sys.stderr)
+        return 4
+    root = Path(args.out) if args.out else variants.cache_root()
+    for name in names:
+        if args.models_command == "list":
+            variant = variants.VARIANTS[name]
+            print(f"{name:<22} dimension {variant.dimension:<4} {variant.about}")
+            continue
+        folder = variants.build(name, root)
+        print(f"{variants.tree_digest(folder)}  {folder}")
+    return 0
+
+
+def add_models_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="models_command", metavar="ACTION", required=True)
+    build = actions.add_parser(
+        "build",
+        help="build model variants derived from all-MiniLM-L6-v2",
+        description="Build model folders derived from the bundled all-MiniLM-L6-v2 "
+        "(deterministic: the same bytes on every machine, in well under a minute) and print "
+        "each folder's digest (sha256 over its files' paths and sha256). The reference server "
+        "and the tests build them on first use; this names the folder, e.g. for bare vLLM.",
+    )
+    listing = actions.add_parser("list", help="list the model variants")
+    for action in (build, listing):
+        action.add_argument(
+            "names", nargs="*", metavar="NAME", help="variants (default: all of them)"
+        )
+    build.add_argument(
+        "--out",
+        metavar="DIR",
+        help="parent folder (default: $EMBEDDING_CONFORMANCE_CACHE, else "
+        "~/.cache/embedding-conformance/models)",
+    )
+    listing.set_defaults(out=None)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="embedding-conformance",
@@ -68,6 +113,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_golden_arguments(golden)
     golden.set_defaults(handler=_golden)
+    models = commands.add_parser(
+        "models",
+        help="build or list the model variants derived from all-MiniLM-L6-v2",
+        description="Model variants derived from the bundled all-MiniLM-L6-v2: other poolings, "
+        "a Dense projection, no normalization, Matryoshka dimensions.",
+    )
+    add_models_arguments(models)
+    models.set_defaults(handler=_models)
     commands.add_parser("bench", help="latency of the reference server vs in-process")
     # Listed for --help; main() hands 'worker ...' to the worker's own parser.
     commands.add_parser("worker", help="run a model worker that joins 'serve' over TCP")

@@ -56,6 +56,11 @@ MUTATIONS = {
     "cross-talk": {"concurrency.isolation"},
     "coerced-then-ignored": {"errors.lenient-but-right"},  # '32' read as 32, then dropped
     "plain-text-as-input": {"errors.lenient-but-right"},  # text/plain accepted, misread
+    # model-specific: each runs on the derived variant that has the feature it breaks
+    "dense-skipped": {"dimension.expected", "reference.agreement", "batch.large"},
+    "forced-normalize": {"reference.agreement", "batch.large"},  # same direction, wrong length
+    "mean-pooling": {"reference.agreement", "reference.token-ids"},
+    "last-token-padded": {"batch.single-vs-batch", "batch.duplicates", "reference.agreement"},
 }
 INVISIBLE = {
     "leak-shm": "the client sees correct answers; tests/server/test_shm.py counts the segments",
@@ -86,12 +91,38 @@ def test_correct_server_passes_every_requirement(tmp_path: Path, transport: str)
     assert "reference: bundled golden all-MiniLM-L6-v2/sentence-transformers" in run.output
 
 
+def test_matryoshka_variant_truncated_without_renormalizing_fails(tmp_path: Path) -> None:
+    run = suite_against(
+        tmp_path,
+        *("--model", "minilm-matryoshka", "--fault", "dimensions-not-renormalized"),
+        suite_args=("--requirements", "dimensions."),
+    )
+    assert run.returncode == 1, run.output
+    assert run.with_status("FAIL") == {"dimensions.renormalized"}, run.output
+
+
+@pytest.mark.parametrize(
+    "model", ["minilm-cls-dense-256", "minilm-matryoshka", "minilm-last-token"]
+)
+def test_a_correct_server_passes_every_requirement_on_each_variant(
+    tmp_path: Path, model: str
+) -> None:
+    """Other poolings, a Dense projection, no normalization: each against its bundled golden."""
+    run = suite_against(tmp_path, "--model", model, suite_args=FAST)
+    assert run.returncode == 0, run.output
+    expected = IN_PLAY - ({"normalization.unit-norm"} if model == "minilm-cls-dense-256" else set())
+    assert run.with_status("PASS") == expected, run.output
+    assert f"reference: bundled golden {model}/sentence-transformers" in run.output
+
+
 @pytest.mark.parametrize("fault", sorted(MUTATIONS))
 def test_planted_bug_fails_the_right_requirement(tmp_path: Path, fault: str) -> None:
     # Only the requirements that must fail are run (--requirements), which keeps the table
     # fast; the correct server's runs above and below run everything.
     chosen = ",".join(sorted(MUTATIONS[fault]))
-    run = suite_against(tmp_path, "--fault", fault, suite_args=(*FAST, "--requirements", chosen))
+    model = FAULTS[fault].model
+    server_args = ("--fault", fault, *(("--model", model) if model else ()))
+    run = suite_against(tmp_path, *server_args, suite_args=(*FAST, "--requirements", chosen))
     assert run.returncode == 1, run.output
     failed = run.with_status("FAIL")
     assert MUTATIONS[fault] <= failed, f"{fault}: failed {sorted(failed)}\n{run.output}"

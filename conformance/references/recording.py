@@ -22,7 +22,6 @@ import io
 import json
 import os
 import shutil
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -33,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from conformance.corpus import Case
+from conformance.files import staging_dir
 from conformance.wire import Matrix, Vector
 
 FORMAT = 1
@@ -151,8 +151,7 @@ def save(recording: Recording, directory: Path, *, overwrite: bool = False) -> N
     }
     files[VECTORS].update(shape=list(recording.vectors.shape), dtype="<f4")
     manifest = {**recording.manifest, "format": FORMAT, "files": files}
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}-", dir=directory.parent))
+    staging = staging_dir(directory)
     try:
         for name, content in data.items():
             (staging / name).write_bytes(content)

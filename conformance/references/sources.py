@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import hashlib
 import json
 import os
 import platform
@@ -28,6 +27,7 @@ from conformance.client import EmbeddingsClient, EndpointError, Exchange
 from conformance.corpus import Case
 from conformance.references.recording import Recording, corpus_hash
 from conformance.references.shape import observed_behaviour
+from conformance.variants import file_sha256, tree_digest
 
 BATCH = 16
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
@@ -50,11 +50,7 @@ def weights_sha256(model_dir: str | Path) -> str | None:
     for name in WEIGHT_FILES:
         path = Path(model_dir) / name
         if path.is_file():
-            digest = hashlib.sha256()
-            with path.open("rb") as weights:
-                for block in iter(lambda: weights.read(1 << 20), b""):
-                    digest.update(block)
-            return digest.hexdigest()
+            return file_sha256(path)
     return None
 
 
@@ -70,14 +66,24 @@ def model_card(model_dir: str | Path) -> dict[str, Any]:
     for module in modules:
         if module["type"].endswith("Pooling"):
             config = json.loads((root / module["path"] / "config.json").read_text("utf-8"))
-            modes = [k.removeprefix("pooling_mode_") for k, on in config.items() if on is True]
-            card["pooling"] = "+".join(m.removesuffix("_tokens") for m in modes)
+            card["pooling"] = pooling_mode(config)
     try:
         bert = json.loads((root / "sentence_bert_config.json").read_text(encoding="utf-8"))
         card["max_tokens"] = bert.get("max_seq_length")
     except (OSError, ValueError):
         pass
     return card
+
+
+def pooling_mode(config: dict[str, Any]) -> str:
+    """sentence-transformers' name for a Pooling config's mode ("mean", "cls", "lasttoken",
+    "max", "weightedmean", "mean_sqrt_len_tokens"): its ``pooling_mode`` string, else the
+    ``pooling_mode_*`` flags that are on (joined with "+")."""
+    if isinstance(config.get("pooling_mode"), str):
+        return str(config["pooling_mode"])
+    flags = [k.removeprefix("pooling_mode_") for k, on in config.items() if on is True]
+    names = {"cls_token": "cls", "mean_tokens": "mean", "max_tokens": "max"}
+    return "+".join(names.get(flag, flag) for flag in flags)
 
 
 def _chunks(cases: Sequence[Case], size: int) -> Iterator[Sequence[Case]]:
@@ -131,6 +137,7 @@ def record_sentence_transformers(
         source="sentence-transformers",
         origin=str(model_dir),
         weights_sha256=weights_sha256(model_dir),
+        model_sha256=tree_digest(Path(model_dir)),
         libraries=_versions("sentence-transformers", "transformers", "torch", "numpy"),
         pooling=card.get("pooling", "unknown"),
         normalized=card.get("normalized", False),
@@ -207,6 +214,7 @@ def record_endpoint(
         origin=client.endpoint.embeddings_url,
         server=_server_version(client),
         weights_sha256=weights_sha256(model_dir) if model_dir else None,
+        model_sha256=tree_digest(Path(model_dir)) if model_dir else None,
         libraries=_versions(),
         pooling=card.get("pooling", "unknown"),
         normalized=bool(np.all(np.abs(norms - 1) <= 1e-3)),

@@ -18,6 +18,7 @@ class Fault:
     name: str
     layer: Layer
     mirrors: str  # the real-world bug
+    model: str | None = None  # the derived model it needs (a model without the feature hides it)
 
 
 FAULTS: dict[str, Fault] = {
@@ -40,6 +41,32 @@ FAULTS: dict[str, Fault] = {
             "padding-unmasked",
             "engine",
             "padding averaged into mean pooling: vectors depend on the batch",
+        ),
+        Fault(
+            "dense-skipped",
+            "engine",
+            "the Dense projection ignored (sglang #9138): the encoder's 384 values come out "
+            "instead of the model's 256",
+            model="minilm-cls-dense-256",
+        ),
+        Fault(
+            "forced-normalize",
+            "engine",
+            "vectors normalized for a model that has no Normalize module",
+            model="minilm-cls-dense-256",
+        ),
+        Fault(
+            "mean-pooling",
+            "engine",
+            "mean pooling served for a model that declares CLS pooling",
+            model="minilm-cls-dense-256",
+        ),
+        Fault(
+            "last-token-padded",
+            "engine",
+            "last-token pooling reads the last position of the padded batch: a padding state "
+            "for every shorter input, so vectors depend on the batch",
+            model="minilm-last-token",
         ),
         Fault("noise", "worker", "nondeterministic kernels: a little noise on every answer"),
         Fault(

@@ -46,14 +46,20 @@ HEARTBEAT_INTERVAL = 1.0  # the frontend gives a remote worker up after 5 s of s
 
 
 def shape_output(
-    output: EngineOutput, dimensions: int | None, fault: str | None, rng: np.random.Generator
+    output: EngineOutput,
+    dimensions: int | None,
+    fault: str | None,
+    rng: np.random.Generator,
+    *,
+    normalized: bool = True,
 ) -> EngineOutput:
-    """Apply 'dimensions' (truncate, then renormalize) and the worker-level faults."""
+    """Apply 'dimensions' (truncate, then renormalize when the model's vectors are unit
+    length) and the worker-level faults."""
     matrix = output.matrix
     pooled = all(count == 1 for count in output.rows)
     if dimensions is not None and pooled and fault != "dimensions-ignored":
         matrix = matrix[:, :dimensions]
-        if fault != "dimensions-not-renormalized":
+        if normalized and fault != "dimensions-not-renormalized":
             matrix = _unit_rows(matrix)
     if fault == "noise":
         matrix = _unit_rows(matrix + rng.normal(0.0, 1e-3, matrix.shape).astype(np.float32))
@@ -176,7 +182,13 @@ class Worker:
             output = self.engine.embed_texts(texts)
         else:
             output = self.engine.embed_tokens(header["ids"])
-        output = shape_output(output, header.get("dimensions"), self.fault, self.rng)
+        output = shape_output(
+            output,
+            header.get("dimensions"),
+            self.fault,
+            self.rng,
+            normalized=self.engine.normalized,
+        )
         if self.fault in ("nan-whitespace", "null-thai"):
             broken = [_broken_text(text, self.fault) for text in texts]
             output.matrix[broken] = np.nan

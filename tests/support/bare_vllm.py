@@ -14,6 +14,8 @@ from pathlib import Path
 
 import requests
 
+from conformance import variants
+
 MODEL_NAME = "all-MiniLM-L6-v2"
 START_TIMEOUT = 600.0  # vLLM loads, profiles and warms up before it answers /health
 
@@ -31,14 +33,16 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def bare_vllm(log: Path) -> Iterator[str]:
-    """``with bare_vllm(log) as base_url:`` -- the server's output goes to ``log``."""
+def bare_vllm(log: Path, model: str = MODEL_NAME) -> Iterator[str]:
+    """``with bare_vllm(log) as base_url:`` -- the server's output goes to ``log``. ``model``:
+    the bundled model or one of the variants derived from it (built on first use)."""
     port = free_port()
+    folder = model_dir() if model == MODEL_NAME else str(variants.build(model))
     command = [
         sys.executable,
         "-m",
         "vllm.entrypoints.openai.api_server",
-        *("--model", model_dir(), "--served-model-name", MODEL_NAME),
+        *("--model", folder, "--served-model-name", model),
         *("--runner", "pooling", "--dtype", "float32", "--enforce-eager"),
         *("--host", "127.0.0.1", "--port", str(port)),
     ]

