@@ -12,6 +12,7 @@ from pathlib import Path
 
 from conformance import __version__
 from conformance.references.cli import add_golden_arguments
+from conformance.reporting.compare_cli import add_compare_arguments
 from conformance.requirements import CATALOGUE
 from conformance.server.main import add_serve_arguments
 
@@ -87,6 +88,42 @@ def add_models_arguments(parser: argparse.ArgumentParser) -> None:
     listing.set_defaults(out=None)
 
 
+def _verify(args: argparse.Namespace) -> int:
+    import json
+
+    from conformance.reporting import integrity
+
+    try:
+        document = json.loads(Path(args.results).read_text(encoding="utf-8"))
+        key = integrity.load_public_key(Path(args.public_key)) if args.public_key else None
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 4
+    if not isinstance(document, dict):
+        print(f"error: {args.results}: not a results document", file=sys.stderr)
+        return 4
+    outcome = integrity.verify(document, key)
+    for line in outcome.lines:
+        print(f"{args.results}: {line}")
+    return 0 if outcome.ok else 1
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from conformance.reporting.compare_cli import run_compare
+
+    return run_compare(args)
+
+
+def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("results", metavar="RESULTS.json", help="a results.json to check")
+    parser.add_argument(
+        "--public-key",
+        metavar="FILE",
+        help="the signer's Ed25519 public key (PEM): proves who signed it; without it, only "
+        "that the signature matches the key the document carries",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="embedding-conformance",
@@ -121,6 +158,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_models_arguments(models)
     models.set_defaults(handler=_models)
+    verify = commands.add_parser(
+        "verify",
+        help="check a results.json's digest and signature",
+        description="Recompute the sha256 digest of a results.json (any edit is caught) and "
+        "check its Ed25519 signature, if signed. Exit 0: intact; 1: edited, or signed by "
+        "another key; 4: unreadable.",
+    )
+    add_verify_arguments(verify)
+    verify.set_defaults(handler=_verify)
+    compare = commands.add_parser(
+        "compare",
+        help="compare results.json of several runs (requirement x run), or --diff two",
+        description="A matrix of requirement x run, each run labelled by its server; with "
+        "--diff, what changed between two runs (statuses, and measurements that moved past a "
+        "tier limit).",
+    )
+    add_compare_arguments(compare)
+    compare.set_defaults(handler=_compare)
     commands.add_parser("bench", help="latency of the reference server vs in-process")
     # Listed for --help; main() hands 'worker ...' to the worker's own parser.
     commands.add_parser("worker", help="run a model worker that joins 'serve' over TCP")

@@ -7,9 +7,9 @@ test goes on and the run does not fail for it.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import numpy as np
 import pytest
@@ -19,7 +19,8 @@ from conformance.checks.compare import check_same_vectors
 from conformance.checks.status import check_embedded, is_refusal, not_a_refusal
 from conformance.checks.status import unmeasurable as check_unmeasurable
 from conformance.client import Exchange
-from conformance.reporting.tally import CHECK_KEY, NOTE_KEY, UNSUPPORTED_PREFIX
+from conformance.reporting.capabilities import claims
+from conformance.reporting.tally import CHECK_KEY, NOTE_KEY, SERIES_KEY, UNSUPPORTED_PREFIX
 from conformance.requirements import BY_ID
 from conformance.wire import EmbeddingBatch, Matrix
 
@@ -46,9 +47,12 @@ def failure_message(
 class Expect:
     """Bound to one test item; call it once per check."""
 
-    def __init__(self, item: pytest.Item, vector_atol: float) -> None:
+    def __init__(
+        self, item: pytest.Item, vector_atol: float, capabilities: Mapping[str, Any] | None = None
+    ) -> None:
         self.item = item
         self.vector_atol = vector_atol  # the limit for answers that must carry the same vectors
+        self.capabilities = capabilities or {}  # what the vendor declared (--capabilities)
         self.declared = [i for marker in item.iter_markers("requirement") for i in marker.args]
 
     def __call__(
@@ -67,6 +71,9 @@ class Expect:
         known = cases is not None and result.index is not None and result.index < len(cases)
         case = cases[result.index] if known else None  # type: ignore[index]
         record = {"requirement": requirement_id, **asdict(result), "case": case}
+        if not result.passed and exchange is not None:  # the transcript, for the reports
+            record["response"] = exchange.describe()[:300]
+            record["reproducer"] = exchange.curl()
         self.item.user_properties.append((CHECK_KEY, record))
         if result.passed:
             return
@@ -79,6 +86,20 @@ class Expect:
     def note(self, requirement_id: str, text: str) -> None:
         """Say what could not be checked, and why; shown under 'notes' in the summary."""
         self.item.user_properties.append((NOTE_KEY, {"requirement": requirement_id, "text": text}))
+
+    def series(
+        self,
+        name: str,
+        cases: Sequence[str],
+        values: Sequence[float],
+        limit: float | None = None,
+    ) -> None:
+        """Per-input measurements for the report's plots (``name``: 'norms' or 'agreement')."""
+        points = [
+            {"case": case, "value": float(value), "limit": limit}
+            for case, value in zip(cases, values, strict=True)
+        ]
+        self.item.user_properties.append((SERIES_KEY, {"name": name, "points": points}))
 
     def ok(
         self, requirement_id: str, exchange: Exchange, cases: Sequence[str] | None = None
@@ -129,10 +150,22 @@ class Expect:
     def refused(
         self, requirement_id: str, exchange: Exchange, what: str, large: bool = False
     ) -> None:
-        """End the test as UNSUPPORTED when the server cleanly refused ``what``; fail it when
-        a 4xx says nothing about the request (401, 429, a 413 for a small request); return
-        when it was not refused at all."""
+        """End the test as UNSUPPORTED when the server cleanly refused ``what`` (FAIL when
+        --capabilities declares it); fail it when a 4xx says nothing about the request (401,
+        429, a 413 for a small request); return when it was not refused at all."""
         if is_refusal(exchange.status, large):
+            promise = claims(dict(self.capabilities), requirement_id)
+            if promise is not None:  # a declared feature may not be refused
+                refusal = f"{what} refused with HTTP {exchange.status}"
+                result = CheckResult(
+                    False,
+                    f"HTTP {exchange.status}",
+                    "served",
+                    None,
+                    f"{refusal}, but --capabilities declares {promise}",
+                )
+                self(requirement_id, result, exchange=exchange)
+                pytest.skip(f"{requirement_id}: {refusal}")  # reached only for a SHOULD
             unsupported(f"{what} cleanly refused with HTTP {exchange.status}")
         reason = not_a_refusal(exchange.status)
         if reason is not None:

@@ -39,6 +39,7 @@ class OptionSpec:
     default: Any = None
     choices: tuple[str, ...] | None = None
     metavar: str | None = None
+    switch: bool = False  # a flag without a value (ini and environment: yes or no)
 
     @property
     def ini(self) -> str:
@@ -76,6 +77,18 @@ def selects(pattern: str, requirement_id: str) -> bool:
     return requirement_id == pattern or (
         pattern.endswith(".") and requirement_id.startswith(pattern)
     )
+
+
+def _known_failures(text: str) -> dict[str, Any]:
+    from conformance.reporting.known_failures import load_known_failures, to_json
+
+    return {"path": text, "entries": to_json(load_known_failures(text))}
+
+
+def _capabilities(text: str) -> dict[str, Any]:
+    from conformance.reporting.capabilities import load_capabilities
+
+    return {"path": text, "declared": load_capabilities(text)}
 
 
 def _yes_no(text: str) -> bool:
@@ -247,7 +260,52 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "--results-json",
         ("EMBEDDINGS_RESULTS_JSON",),
         metavar="PATH",
-        help="Write the per-requirement verdicts and measurements to this JSON file.",
+        help="Write the results document (the results.json of --report-dir) to this file.",
+    ),
+    OptionSpec(
+        "report_dir",
+        "--report-dir",
+        ("EMBEDDINGS_REPORT_DIR",),
+        metavar="DIR",
+        help="Write results.json, junit.xml, report.html, summary.md and badge.svg here.",
+    ),
+    OptionSpec(
+        "certify",
+        "--certify",
+        ("EMBEDDINGS_CERTIFY",),
+        parse=_yes_no,
+        default=False,
+        switch=True,
+        help="Certification run: every requirement, the full profile, a reference; refuses "
+        "-k, -m, --requirements, --known-failures and --reference none. The reports say "
+        "CERTIFIED or NOT CERTIFIED, and why.",
+    ),
+    OptionSpec(
+        "sign_key",
+        "--sign-key",
+        ("EMBEDDINGS_SIGN_KEY",),
+        metavar="FILE",
+        help="Ed25519 private key (PEM) to sign results.json with (openssl genpkey "
+        "-algorithm ed25519); check with: embedding-conformance verify results.json.",
+    ),
+    OptionSpec(
+        "known_failures",
+        "--known-failures",
+        ("EMBEDDINGS_KNOWN_FAILURES",),
+        parse=_known_failures,
+        metavar="FILE",
+        help="TOML list of known failures ([[known-failure]] requirement, reason, link, "
+        "case): reported XFAIL, not failing the run; one that now passes is STALE and fails it.",
+    ),
+    OptionSpec(
+        "capabilities",
+        "--capabilities",
+        ("EMBEDDINGS_CAPABILITIES",),
+        parse=_capabilities,
+        metavar="FILE",
+        help="TOML [capabilities] the server declares (token_ids, dimensions, base64, "
+        "normalized, max_batch, max_tokens): a declared feature refused or wrong FAILS; an "
+        "undeclared one cleanly refused is UNSUPPORTED.",
     ),
 )
 
@@ -257,13 +315,12 @@ def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("embedding-conformance", "OpenAI-compatible embeddings conformance")
     for spec in OPTIONS:
         extra = f" [env {' / '.join(spec.env)}; ini {spec.ini}]"
+        if spec.switch:
+            kind: dict[str, Any] = {"action": "store_const", "const": "yes"}
+        else:
+            kind = {"choices": spec.choices, "metavar": spec.metavar}
         group.addoption(
-            spec.flag,
-            dest=f"embeddings_{spec.dest}",
-            default=None,
-            choices=spec.choices,
-            metavar=spec.metavar,
-            help=spec.help + extra,
+            spec.flag, dest=f"embeddings_{spec.dest}", default=None, help=spec.help + extra, **kind
         )
         parser.addini(spec.ini, spec.help, default="")
 
@@ -318,6 +375,11 @@ class Settings:
     max_response_bytes: int
     fuzz_examples: int
     results_json: str | None
+    report_dir: str | None
+    certify: bool
+    sign_key: str | None
+    known_failures: dict[str, Any] | None  # {path, entries}
+    capabilities: dict[str, Any] | None  # {path, declared}
     reference: str | None
     baseline: str | None
     normalization_given: bool  # --expect-normalized set by the user (else the reference decides)
@@ -342,6 +404,10 @@ def resolve_settings(given: dict[str, str | None], endpoint_url: str) -> Setting
     """Parse every given option; ``endpoint_url`` is the URL to test (the built-in server's
     real one for 'builtin'). Raises pytest.UsageError naming the bad flag."""
     values = {spec.dest: _parse(spec, given[spec.dest]) for spec in OPTIONS}
+    # a declared 'normalized' sets the expectation, unless --expect-normalized says otherwise
+    declared = (values["capabilities"] or {}).get("declared", {})
+    normalized = declared.get("normalized") if given["expect_normalized"] is None else None
+    declared_normalized = normalized is not None
     try:
         endpoint = parse_endpoint(endpoint_url)
     except ValueError as exc:
@@ -355,7 +421,7 @@ def resolve_settings(given: dict[str, str | None], endpoint_url: str) -> Setting
         requirements=values["requirements"],
         precision=values["precision"],
         expect_dim=values["expect_dim"],
-        expect_normalized=values["expect_normalized"],
+        expect_normalized=values["expect_normalized"] if normalized is None else normalized,
         tolerances=tolerances_for(
             values["precision"],
             vector_atol=values["vector_atol"],
@@ -367,7 +433,12 @@ def resolve_settings(given: dict[str, str | None], endpoint_url: str) -> Setting
         max_response_bytes=int(values["max_response_mb"] * (1 << 20)),
         fuzz_examples=values["fuzz_examples"],
         results_json=values["results_json"],
+        report_dir=values["report_dir"],
+        certify=values["certify"],
+        sign_key=values["sign_key"],
+        known_failures=values["known_failures"],
+        capabilities=values["capabilities"],
         reference=values["reference"],
         baseline=values["baseline"],
-        normalization_given=given["expect_normalized"] is not None,
+        normalization_given=given["expect_normalized"] is not None or declared_normalized,
     )

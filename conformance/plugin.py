@@ -6,6 +6,7 @@ entry point), so without ``--endpoint`` it registers its options and markers and
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +82,16 @@ class VerdictRecorder:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.session.record(report)
 
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.session.deselected += len(items)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, Any, None]:
+        outcome = yield
+        self.session.mark_known_failure(item, outcome.get_result())
+
 
 def pytest_terminal_summary(
     terminalreporter: pytest.TerminalReporter, config: pytest.Config
@@ -97,5 +108,5 @@ def pytest_terminal_summary(
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     conformance = session_of(session.config)
-    if conformance is not None and conformance.finish():
+    if conformance is not None and conformance.finish(session.config):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED

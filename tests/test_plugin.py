@@ -116,10 +116,10 @@ def test_precedence_cli_over_env_over_ini(
     pytester.makeini(
         f"[pytest]\nembeddings_endpoint = {UNREACHABLE}\nembeddings_precision = bf16\n"
     )
-    assert "precision bf16" in header(pytester)
+    assert "tier bf16" in header(pytester)
     monkeypatch.setenv("EMBEDDINGS_PRECISION", "fp16")
-    assert "precision fp16" in header(pytester)
-    assert "precision fp32" in header(pytester, "--precision", "fp32")
+    assert "tier fp16" in header(pytester)
+    assert "tier fp32" in header(pytester, "--precision", "fp32")
 
 
 def test_tolerance_override_from_the_command_line(pytester: pytest.Pytester) -> None:

@@ -42,7 +42,9 @@ class Baseline:
             created = self.recording.manifest["created"]
             parts.append(f"golden {self.path} ({self.recording.source}, {created})")
         if self.results is not None:
-            parts.append(f"results of {self.results.get('endpoint', 'an earlier run')}")
+            endpoint = self.results.get("endpoint")
+            url = endpoint.get("url") if isinstance(endpoint, dict) else endpoint
+            parts.append(f"results of {url or 'an earlier run'}")
         return " + ".join(parts)
 
 

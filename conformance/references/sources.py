@@ -23,7 +23,7 @@ import numpy as np
 from tqdm import tqdm
 
 from conformance import __version__
-from conformance.client import EmbeddingsClient, EndpointError, Exchange
+from conformance.client import EmbeddingsClient, EndpointError, Exchange, HttpClient
 from conformance.corpus import Case
 from conformance.references.recording import Recording, corpus_hash
 from conformance.references.shape import observed_behaviour
@@ -212,7 +212,7 @@ def record_endpoint(
         model=client.model,
         source="endpoint",
         origin=client.endpoint.embeddings_url,
-        server=_server_version(client),
+        server=server_version(client),
         weights_sha256=weights_sha256(model_dir) if model_dir else None,
         model_sha256=tree_digest(Path(model_dir)) if model_dir else None,
         libraries=_versions(),
@@ -260,7 +260,7 @@ def _stack(rows: list[np.ndarray]) -> np.ndarray:
     return np.stack(rows).astype(np.float32)
 
 
-def _server_version(client: EmbeddingsClient) -> str | None:
+def server_version(client: HttpClient) -> str | None:
     """What a vLLM-style server says at GET /version (beside /v1), if it says anything."""
     base = client.endpoint.api_base
     if base is None:

@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from conformance import __version__
 from conformance.server import transports
 from conformance.server.api import (
     ApiError,
@@ -227,6 +228,10 @@ class Frontend:
         }
         return json_response(orjson.dumps({"object": "list", "data": [model]}))
 
+    async def version(self, request: Request) -> Response:
+        """As vLLM's GET /version: what a client labels its runs with."""
+        return json_response(orjson.dumps({"version": __version__}))
+
     async def health(self, request: Request) -> Response:
         """Liveness plus what an operator (or a test) needs to see the machinery."""
         workers = [
@@ -302,6 +307,7 @@ def build_app(pool: WorkerPool, config: FrontendConfig) -> Starlette:
         Route("/v1/models", frontend.models, methods=["GET"]),
         Route("/tokenize", frontend.tokenize, methods=["POST"]),
         Route("/health", frontend.health, methods=["GET"]),
+        Route("/version", frontend.version, methods=["GET"]),
     ]
     return Starlette(
         routes=routes,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +25,7 @@ from conformance.references.sources import (
     record_endpoint,
     record_sentence_transformers,
 )
+from conformance.reporting.tally import LATENCY_KEY
 from conformance.session import ConformanceSession, session_of
 
 
@@ -39,13 +40,22 @@ class Answers:
         self.client = client
         self._cache: dict[str, Exchange | EndpointError] = {}
         self._lock = threading.Lock()
+        self.timings: list[dict[str, Any]] = []  # one per request sent, for the report
+
+    def _send(self, inputs: Any, params: dict[str, Any]) -> Exchange:
+        exchange = self.client.embed(inputs, **params)
+        count = len(inputs) if isinstance(inputs, list) else 1
+        self.timings.append(
+            {"seconds": exchange.elapsed, "status": exchange.status, "inputs": count}
+        )
+        return exchange
 
     def get(self, inputs: Any, **params: Any) -> Exchange:
         key = json.dumps([inputs, params], sort_keys=True)
         with self._lock:
             if key not in self._cache:
                 try:
-                    self._cache[key] = self.client.embed(inputs, **params)
+                    self._cache[key] = self._send(inputs, params)
                 except EndpointError as exc:
                     self._cache[key] = exc
             answer = self._cache[key]
@@ -56,7 +66,7 @@ class Answers:
     def fresh(self, inputs: Any, **params: Any) -> Exchange:
         """A new request, bypassing the cache (for determinism and concurrency)."""
         try:
-            return self.client.embed(inputs, **params)
+            return self._send(inputs, params)
         except EndpointError as exc:
             pytest.fail(f"no answer from the endpoint: {exc}", pytrace=False)
 
@@ -85,9 +95,19 @@ def answers(client: EmbeddingsClient) -> Answers:
     return Answers(client)
 
 
+@pytest.fixture(autouse=True)
+def _request_timings(request: pytest.FixtureRequest, answers: Answers) -> Iterator[None]:
+    """The time of each request a test sent, on its report (shipped back by xdist too)."""
+    answers.timings.clear()
+    yield
+    timings, answers.timings = answers.timings, []
+    request.node.user_properties.append((LATENCY_KEY, timings))
+
+
 @pytest.fixture
 def expect(request: pytest.FixtureRequest, settings: Settings) -> Expect:
-    return Expect(request.node, settings.tolerances.vector_atol)
+    declared = (settings.capabilities or {}).get("declared")
+    return Expect(request.node, settings.tolerances.vector_atol, declared)
 
 
 @pytest.fixture(scope="session")

@@ -54,13 +54,17 @@ def test_every_input_agrees_with_the_reference(
     if rejected:  # nothing dropped silently: name what the reference could not give
         listed = ", ".join(f"{case_id} ({why[:60]})" for case_id, why in rejected.items())
         expect.note("reference.agreement", f"not compared, the reference rejected: {listed}")
+    expected, ids = reference_matrix(needs_reference, cases), [c.id for c in cases]
+    expect.series("norms", ids, np.linalg.norm(actual, axis=1).tolist())
+    distances = checks.cosine_distances(actual, expected).tolist()
+    expect.series("agreement", ids, distances, settings.tolerances.cosine_atol)
     expect_agreement(
         expect,
         "reference.agreement",
         settings,
         actual,
-        reference_matrix(needs_reference, cases),
-        [c.id for c in cases],
+        expected,
+        ids,
         carriers,
         f"{len(cases)} inputs vs {needs_reference.model} ({needs_reference.source})",
     )

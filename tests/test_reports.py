@@ -1,0 +1,243 @@
+"""The reports of a run, end to end against the bundled reference server: every file written and
+valid, a certificate that holds, signatures that catch edits and wrong keys, no secret in any
+output; known failures, declared capabilities and compare as a user drives them."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from conformance import __version__
+from conformance.cli import main
+from conformance.reporting.document import schema
+from tests.conftest import API_KEY, reference_server
+from tests.reporting.test_report_browser import PNG_SIGNATURE, run_chromium
+from tests.support.suite_runner import SuiteRun, run_suite
+
+FILES = ("results.json", "junit.xml", "report.html", "summary.md", "badge.svg")
+FAST = ("--fuzz-examples", "30")
+
+
+def write_keys(folder: Path) -> tuple[Path, Path]:
+    """A fresh Ed25519 key pair as PEM files (what ``openssl genpkey`` would give)."""
+    key = Ed25519PrivateKey.generate()
+    private, public = folder / "signing.pem", folder / "signing.pub.pem"
+    private.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    public.write_bytes(
+        key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+    )
+    return private, public
+
+
+@pytest.fixture(scope="module")
+def certified(auth_server: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[SuiteRun, Path]:
+    """One full certification run with a real API key, signed: (the run, its report dir)."""
+    workdir = tmp_path_factory.mktemp("certify")
+    private, _ = write_keys(workdir)
+    run = run_suite(
+        workdir,
+        *("--endpoint", auth_server, "--certify", "--report-dir", "reports"),
+        *("--sign-key", str(private)),
+        env={"EMBEDDINGS_API_KEY": API_KEY},
+    )
+    return run, workdir
+
+
+def test_a_certification_run_writes_every_report(certified: tuple[SuiteRun, Path]) -> None:
+    run, workdir = certified
+    assert run.returncode == 0, run.output
+    for name in FILES:
+        assert (workdir / "reports" / name).stat().st_size > 200, name
+    document = json.loads((workdir / "reports" / "results.json").read_text())
+    jsonschema.Draft202012Validator(schema()).validate(document)
+    assert document["certification"] == {"certified": True, "reasons": []}
+    assert document["verdict"] == "PASS" and document["counts"]["failed"] == 0
+    assert document["reference"]["kind"] == "golden" and len(document["reference"]["sha256"]) == 64
+    assert document["server"]["models"] == ["all-MiniLM-L6-v2"]
+    assert len(document["series"]["agreement"]) == 234 and document["series"]["latency"]
+    assert "CERTIFIED: every MUST passed" in run.output
+    assert "reports: reports/ (results.json, junit.xml" in run.output  # the header says where
+
+
+def test_the_real_report_renders_in_chromium(certified: tuple[SuiteRun, Path]) -> None:
+    """The certified run's own report.html, screenshotted (kept in
+    $EMBEDDING_CONFORMANCE_SCREENSHOT_DIR when set, for a human look)."""
+    _, workdir = certified
+    png = workdir / "real-report.png"
+    done = run_chromium(workdir, workdir / "reports" / "report.html", f"--screenshot={png}")
+    assert png.exists(), done.stderr[-2000:]
+    assert png.read_bytes().startswith(PNG_SIGNATURE) and png.stat().st_size > 100_000
+    keep = os.environ.get("EMBEDDING_CONFORMANCE_SCREENSHOT_DIR")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        shutil.copy(png, Path(keep) / png.name)
+
+
+def test_no_api_key_in_any_output(certified: tuple[SuiteRun, Path]) -> None:
+    run, workdir = certified
+    assert API_KEY not in run.output
+    for name in FILES:
+        assert API_KEY not in (workdir / "reports" / name).read_text(), name
+    options = json.loads((workdir / "reports" / "results.json").read_text())["endpoint"]["options"]
+    assert options["api_key"] == "<redacted>"
+
+
+def test_verify_catches_an_edited_byte_and_a_wrong_key(
+    certified: tuple[SuiteRun, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, workdir = certified
+    results = workdir / "reports" / "results.json"
+    public = workdir / "signing.pub.pem"
+    assert main(["verify", str(results), "--public-key", str(public)]) == 0
+    assert "signature ok: Ed25519, by the given public key" in capsys.readouterr().out
+
+    _, stranger = write_keys(tmp_path)
+    assert main(["verify", str(results), "--public-key", str(stranger)]) == 1
+    assert "ANOTHER KEY" in capsys.readouterr().out
+
+    text = results.read_text()
+    at = re.search(r'"measured": \d', text).end() - 1  # type: ignore[union-attr]  # a digit
+    edited = tmp_path / "edited.json"
+    edited.write_text(text[:at] + ("1" if text[at] != "1" else "2") + text[at + 1 :])
+    assert main(["verify", str(edited), "--public-key", str(public)]) == 1
+    assert "digest MISMATCH" in capsys.readouterr().out
+
+
+def test_certify_refuses_a_narrowed_run(tmp_path: Path) -> None:
+    run = run_suite(tmp_path, "--endpoint", "http://127.0.0.1:9", "--certify", "-k", "envelope")
+    assert run.returncode == 4, run.output
+    assert "--certify runs every requirement against a reference, so it refuses: -k" in run.output
+    run = run_suite(
+        tmp_path,
+        *("--endpoint", "http://127.0.0.1:9", "--certify", "--reference", "none"),
+        *("--conformance-profile", "core"),
+    )
+    assert run.returncode == 4, run.output
+    assert "--conformance-profile core; --reference none" in run.output
+
+
+def known_failures(folder: Path, *entries: tuple[str, str]) -> Path:
+    path = folder / "known-failures.toml"
+    tables = [
+        f'[[known-failure]]\nrequirement = "{requirement}"\nreason = "{reason}"\n'
+        'link = "https://example.com/issues/1"\n'
+        for requirement, reason in entries
+    ]
+    path.write_text("\n".join(tables))
+    return path
+
+
+def test_known_failures_are_xfail_and_a_fixed_one_is_stale(tmp_path: Path) -> None:
+    listed = known_failures(
+        tmp_path,
+        ("normalization.unit-norm", "raw hidden states, fix due in 2.1"),
+        ("envelope.object-list", "was a bare list before 1.4"),  # passes now
+    )
+    chosen = ("--requirements", "normalization.unit-norm,envelope.object-list")
+    with reference_server("--fault", "no-normalize") as url:
+        stale = run_suite(tmp_path, "--endpoint", url, *chosen, "--known-failures", str(listed))
+        listed_only_open = known_failures(tmp_path, ("normalization.unit-norm", "raw states"))
+        kept = run_suite(
+            tmp_path, "--endpoint", url, *chosen, "--known-failures", str(listed_only_open)
+        )
+    assert stale.returncode == 1, stale.output
+    assert stale.status("normalization.unit-norm") == "XFAIL", stale.output
+    assert stale.status("envelope.object-list") == "STALE", stale.output
+    assert "STALE       MUST   envelope.object-list" in stale.output
+    assert kept.returncode == 0, kept.output
+    assert kept.status("normalization.unit-norm") == "XFAIL", kept.output
+
+
+def test_a_known_failure_naming_an_unknown_requirement_is_a_usage_error(tmp_path: Path) -> None:
+    listed = known_failures(tmp_path, ("envelope.no-such-thing", "typo"))
+    run = run_suite(tmp_path, "--endpoint", "http://127.0.0.1:9", "--known-failures", str(listed))
+    assert run.returncode == 4, run.output
+    assert "unknown requirement 'envelope.no-such-thing'" in run.output
+
+
+def test_a_declared_capability_refused_fails_an_undeclared_one_is_unsupported(
+    tmp_path: Path,
+) -> None:
+    declared = tmp_path / "capabilities.toml"
+    declared.write_text("[capabilities]\ntoken_ids = true\ndimensions = false\n")
+    silent = tmp_path / "none-declared.toml"
+    silent.write_text("[capabilities]\nnormalized = true\n")
+    chosen = ("--requirements", "input.token-ids")
+    with reference_server("--fault", "token-ids-rejected") as url:
+        undeclared = run_suite(tmp_path, "--endpoint", url, *chosen, "--capabilities", str(silent))
+        promised = run_suite(tmp_path, "--endpoint", url, *chosen, "--capabilities", str(declared))
+    assert undeclared.returncode == 0, undeclared.output
+    assert undeclared.status("input.token-ids") == "UNSUPPORTED", undeclared.output
+    assert promised.returncode == 1, promised.output
+    assert promised.status("input.token-ids") == "FAIL", promised.output
+    assert "but --capabilities declares token_ids" in promised.output
+    entry = next(r for r in promised.results["requirements"] if r["id"] == "input.token-ids")  # type: ignore[index]
+    assert entry["capability"] == {
+        "name": "token_ids",
+        "declared": True,
+        "judgement": "declared, and FAILS",
+    }
+
+
+COMPARED = ("--requirements", "normalization.,base64.,envelope.", *FAST)
+FAULTS = {  # fault -> the requirement that must show FAIL in its column
+    "no-normalize": "normalization.unit-norm",
+    "base64-ignored": "base64.honoured",
+    "wrong-index": "envelope.index-order",
+}
+
+
+def test_compare_shows_the_clean_run_and_three_fault_runs(
+    clean_server: str, tmp_path: Path
+) -> None:
+    paths = []
+    for name in ("clean", *FAULTS):
+        folder = tmp_path / name
+        folder.mkdir()
+        if name == "clean":
+            run = run_suite(folder, "--endpoint", clean_server, *COMPARED)
+        else:
+            with reference_server("--fault", name) as url:
+                run = run_suite(folder, "--endpoint", url, *COMPARED)
+        assert run.results is not None, run.output
+        paths.append(str(folder / "results.json"))
+    markdown = tmp_path / "matrix.md"
+    assert main(["compare", *paths, "--format", "markdown", "--out", str(markdown)]) == 0
+    rows = {
+        line.split("|")[1].strip(): [cell.strip() for cell in line.split("|")[3:-1]]
+        for line in markdown.read_text().splitlines()
+        if line.startswith("| ") and "." in line.split("|")[1] and "NOT RUN" not in line
+    }
+    assert len(rows) == 12, rows  # envelope.* (7), normalization.* (1), base64.* (4)
+    for folder in ("clean", *FAULTS):  # runs of one server are told apart by their folders
+        label = f"uvicorn {__version__} (all-MiniLM-L6-v2) \\[{folder}/results.json\\]"
+        assert label in markdown.read_text()  # (markdown escapes the brackets)
+    for column, (fault, requirement) in enumerate(FAULTS.items(), start=1):
+        assert "FAIL" in rows[requirement][column], (fault, rows[requirement])
+        assert "PASS" in rows[requirement][0], rows[requirement]  # the clean run
+    assert all("PASS" in cells[0] for cells in rows.values()), rows
+    diff = subprocess.run(
+        [sys.executable, "-m", "conformance.cli", "compare", "--diff", paths[0], paths[1]],
+        capture_output=True,
+        text=True,
+    )
+    assert diff.returncode == 1, diff.stdout + diff.stderr  # a regression
+    assert "normalization.unit-norm" in diff.stdout and "PASS" in diff.stdout
