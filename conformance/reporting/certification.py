@@ -12,6 +12,8 @@ import pytest
 
 from conformance.options import Settings
 
+FUZZ_EXAMPLES = 100  # the default: a certificate may not rest on a smaller fuzz
+
 
 def certify_refusals(settings: Settings, config: pytest.Config) -> list[str]:
     """Why this run cannot certify (empty: it can)."""
@@ -26,6 +28,9 @@ def certify_refusals(settings: Settings, config: pytest.Config) -> list[str]:
         if config.args_source == pytest.Config.ArgsSource.ARGS
         else "",
         "--requirements" if settings.requirements else "",
+        f"--fuzz-examples {settings.fuzz_examples} (fewer than {FUZZ_EXAMPLES})"
+        if settings.fuzz_examples < FUZZ_EXAMPLES
+        else "",
         f"--conformance-profile {settings.profile}" if settings.profile != "full" else "",
         "--known-failures (nothing is waived)" if settings.known_failures else "",
         "--reference none (vectors must be compared)" if settings.reference == "none" else "",

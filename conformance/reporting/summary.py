@@ -33,6 +33,8 @@ def requirement_lines(tally: Tally) -> list[str]:
             "UNSUPPORTED": verdict.unsupported,
             "N/A": verdict.skipped,
             "NOT RUN": "deselected (-k, -m or --requirements)",
+            "XFAIL": verdict.reason,
+            "STALE": verdict.reason,
         }.get(status, _worst_text(verdict))
         lines.append(
             f"{status:<11} {requirement.level:<6} {requirement.id:<{width}}  {detail}".rstrip()

@@ -56,8 +56,9 @@ def test_every_input_agrees_with_the_reference(
         expect.note("reference.agreement", f"not compared, the reference rejected: {listed}")
     expected, ids = reference_matrix(needs_reference, cases), [c.id for c in cases]
     expect.series("norms", ids, np.linalg.norm(actual, axis=1).tolist())
-    distances = checks.cosine_distances(actual, expected).tolist()
-    expect.series("agreement", ids, distances, settings.tolerances.cosine_atol)
+    if actual.shape == expected.shape:  # else the checks below fail it, naming the dimensions
+        distances = checks.cosine_distances(actual, expected).tolist()
+        expect.series("agreement", ids, distances, settings.tolerances.cosine_atol)
     expect_agreement(
         expect,
         "reference.agreement",
