@@ -23,6 +23,7 @@ from conformance.reporting.document import schema
 from tests.conftest import API_KEY, reference_server
 from tests.reporting.test_report_browser import PNG_SIGNATURE, run_chromium
 from tests.support.suite_runner import SuiteRun, run_suite
+from tests.test_suite_verdicts import IN_PLAY
 
 FILES = ("results.json", "junit.xml", "report.html", "summary.md", "badge.svg")
 FAST = ("--fuzz-examples", "30")
@@ -70,6 +71,9 @@ def test_a_certification_run_writes_every_report(certified: tuple[SuiteRun, Path
     jsonschema.Draft202012Validator(schema()).validate(document)
     assert document["certification"] == {"certified": True, "reasons": []}
     assert document["verdict"] == "PASS" and document["counts"]["failed"] == 0
+    # the correct server on shared memory passes every requirement in play
+    assert run.with_status("PASS") == IN_PLAY, run.output
+    assert f"conformance: {len(IN_PLAY)} passed, 0 failed" in run.output
     assert document["reference"]["kind"] == "golden" and len(document["reference"]["sha256"]) == 64
     assert document["server"]["models"] == ["all-MiniLM-L6-v2"]
     assert len(document["series"]["agreement"]) == 234 and document["series"]["latency"]

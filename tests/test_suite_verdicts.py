@@ -79,7 +79,9 @@ def test_every_fault_is_in_the_mutation_table() -> None:
     assert set(MUTATIONS) | set(INVISIBLE) == set(FAULTS)
 
 
-@pytest.mark.parametrize("transport", ["base64", "shm"])
+# On shm (the transport 'auto' picks here), the certification run of tests/test_reports.py
+# is this run: every requirement PASS, with an API key and every report written.
+@pytest.mark.parametrize("transport", ["base64"])
 def test_correct_server_passes_every_requirement(tmp_path: Path, transport: str) -> None:
     run = suite_against(tmp_path, "--transport", transport, suite_args=("--expect-dim", "384"))
     assert run.returncode == 0, run.output
