@@ -137,3 +137,35 @@ def test_every_serialization_carries_the_same_floats(capsys: pytest.CaptureFixtu
     assert set(row) == {"per-float", "numpy+base64", "shm"} and min(row.values()) > 0
     assert serialization.main(["--rounds", "1", "--sizes-kb", "16"]) == 0
     assert "per-float ms" in capsys.readouterr().out
+
+
+def test_a_connection_the_server_closed_while_idle_is_opened_again() -> None:
+    """uvicorn closes a kept-alive connection idle for 5 s; interleaved large batches leave
+    one idle that long, and the next request must not come back as a broken pipe."""
+    import socket
+    import threading
+
+    item = {"object": "embedding", "index": 0, "embedding": [1.0, 0.0]}
+    body = json.dumps({"object": "list", "data": [item]}).encode()
+    answer = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: keep-alive\r\n"
+        + f"Content-Length: {len(body)}\r\n\r\n".encode()
+        + body
+    )
+    listener = socket.create_server(("127.0.0.1", 0))
+    connections: list[int] = []
+
+    def serve() -> None:
+        for _ in range(2):  # each connection: one answer, then closed without a word
+            conn, _ = listener.accept()
+            connections.append(1)
+            conn.recv(65536)
+            conn.sendall(answer)
+            conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    send = endpoint(f"http://127.0.0.1:{listener.getsockname()[1]}", "m", "float").sender()
+    assert send(["a"]).status == 200
+    assert send(["b"]).status == 200  # sent again on a new connection
+    assert len(connections) == 2
+    listener.close()

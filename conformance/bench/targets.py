@@ -30,6 +30,8 @@ class Reply:
 
 
 Sender = Callable[[list[str]], Reply]
+# What a kept-alive connection that the server has closed raises on the next request.
+STALE = (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected)
 
 
 @dataclass(frozen=True)
@@ -65,15 +67,24 @@ def endpoint(
     def sender() -> Sender:
         connection = connect(parts.hostname or "127.0.0.1", parts.port, timeout=timeout)
 
+        def exchange(body: str) -> Reply:
+            connection.request("POST", parts.path, body, headers)
+            response = connection.getresponse()
+            return Reply(response.status, response.read())
+
         def send(batch: list[str]) -> Reply:
             body = json.dumps({"model": model, "input": batch, "encoding_format": encoding})
-            try:
-                connection.request("POST", parts.path, body, headers)
-                response = connection.getresponse()
-                return Reply(response.status, response.read())
-            except (OSError, http.client.HTTPException) as exc:
-                connection.close()  # reconnects on the next request
-                return Reply(0, str(exc).encode())
+            for attempt in (1, 2):
+                try:
+                    return exchange(body)
+                except STALE:  # the server closed the kept-alive connection while it was idle
+                    connection.close()  # (uvicorn after 5 s): send again on a new one, once
+                    if attempt == 2:
+                        return Reply(0, b"the connection was closed twice")
+                except (OSError, http.client.HTTPException) as exc:
+                    connection.close()  # reconnects on the next request
+                    return Reply(0, str(exc).encode())
+            raise AssertionError("unreachable")
 
         return send
 
