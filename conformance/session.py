@@ -78,7 +78,6 @@ class ConformanceSession:
     baseline: Baseline | None = None  # set with the client, from --baseline
     regressions: list[str] = field(default_factory=list)  # statuses worse than the baseline's
     started: float = field(default_factory=time.time)
-    fingerprint: dict[str, Any] = field(default_factory=dict)  # how the server labels itself
     sign_key: Any = None  # the Ed25519 private key of --sign-key, loaded at the start
     document: dict[str, Any] | None = None  # the results document, once written
     reports: list[Path] = field(default_factory=list)  # the files written
@@ -164,8 +163,6 @@ class ConformanceSession:
         except (ValueError, GoldenError) as exc:
             raise pytest.UsageError(f"embedding-conformance: {exc}") from None
         self.client = client
-        if not self.on_worker:
-            self.fingerprint = server_fingerprint(client)
 
     def _reference_for(self, client: EmbeddingsClient) -> ReferenceSpec | None:
         """--reference when given; else the bundled golden named like the served model; else
@@ -318,7 +315,9 @@ class ConformanceSession:
             self.tally,
             run=run,
             endpoint={"url": s.endpoint.embeddings_url, "model": self.model, "options": options},
-            server=self.fingerprint or {"models": [], "server_header": None, "version": None},
+            server=server_fingerprint(self.client)  # asked only when a report is written
+            if self.client is not None
+            else {"models": [], "server_header": None, "version": None},
             reference=self.reference_identity(),
             extra_failure=bool(self.regressions),
         )
