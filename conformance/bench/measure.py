@@ -93,14 +93,23 @@ def judged(target: Target, reply: Reply, judge: Judge) -> list[str]:
 
 
 def latency(
-    targets: Sequence[Target], batch: list[str], judge: Judge, rounds: int, warmup: int, tick: Tick
+    targets: Sequence[Target],
+    batch: list[str],
+    judge: Judge,
+    rounds: int,
+    warmup: int,
+    tick: Tick,
+    pause: float = 0.0,
 ) -> list[Row]:
     """One request at a time, the targets interleaved (A B C A B C ...) so the machine's noise
-    hits them alike; warm-up rounds are validated but not timed."""
+    hits them alike; warm-up rounds are validated but not timed. ``pause`` seconds pass before
+    each request, untimed: a target that keeps a core busy after answering (vLLM's worker polls
+    for 1 s) would otherwise slow down whichever target comes next."""
     senders = [target.sender() for target in targets]
     rows = [Row(t.name, len(batch), "latency") for t in targets]
     for index in range(warmup + rounds):
         for target, send, row in zip(targets, senders, rows, strict=True):
+            time.sleep(pause)
             started = time.perf_counter()
             reply = send(batch)
             elapsed = time.perf_counter() - started
@@ -135,13 +144,7 @@ def concurrency(
                 if sent[0] >= requests or time.perf_counter() > deadline:
                     return
                 sent[0] += 1
-            started = time.perf_counter()
-            reply = send(batch)
-            elapsed = time.perf_counter() - started
-            found = judged(target, reply, judge)
-            with lock:
-                row.add(elapsed, reply, found)
-            tick()
+            _send_and_record(target, send, batch, judge, row, lock, tick, time.perf_counter())
 
     started = time.perf_counter()
     workers = [threading.Thread(target=client) for _ in range(clients)]
@@ -174,12 +177,7 @@ def rate(
         if send is None:
             send = local.send = target.sender()
         time.sleep(max(0.0, scheduled - time.perf_counter()))
-        reply = send(batch)
-        elapsed = time.perf_counter() - scheduled
-        found = judged(target, reply, judge)
-        with lock:
-            row.add(elapsed, reply, found)
-        tick()
+        _send_and_record(target, send, batch, judge, row, lock, tick, scheduled)
 
     started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=min(64, count)) as pool:
@@ -187,6 +185,25 @@ def rate(
             pool.submit(one, started + index / per_second)
     row.wall = time.perf_counter() - started
     return row
+
+
+def _send_and_record(
+    target: Target,
+    send: Sender,
+    batch: list[str],
+    judge: Judge,
+    row: Row,
+    lock: threading.Lock,
+    tick: Tick,
+    since: float,
+) -> None:
+    """One request of a load, timed from ``since`` (its send, or its scheduled start)."""
+    reply = send(batch)
+    elapsed = time.perf_counter() - since
+    found = judged(target, reply, judge)
+    with lock:
+        row.add(elapsed, reply, found)
+    tick()
 
 
 def judge_against(reference: Matrix, normalized: bool) -> Judge:

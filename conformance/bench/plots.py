@@ -70,33 +70,30 @@ def latency_plot(rows: list[dict[str, Any]], out: Path, title: str) -> list[Path
 
 
 def throughput_plot(rows: list[dict[str, Any]], out: Path, title: str) -> list[Path]:
-    """Inputs per second against the load (clients, or requests per second), per target and
-    batch size."""
+    """Inputs per second per target: against the load (clients, or requests per second), one
+    line per batch size; or, with a single load level, against the batch size."""
     plt = _figure()
     figure, axes = plt.subplots(figsize=(8, 5))
-    series = list(dict.fromkeys((r["target"], r["batch"]) for r in rows))
-    for target, batch in series:
-        mine = sorted(
-            (
-                r
-                for r in rows
-                if (r["target"], r["batch"]) == (target, batch) and r["status"] == "VALID"
-            ),
-            key=lambda r: r["load"],
-        )
-        if mine:
-            axes.plot(
-                [r["load"] for r in mine],
-                [r["inputs_per_s"] for r in mine],
-                marker="o",
-                label=f"{target}, batch {batch}",
-            )
+    valid = [r for r in rows if r["status"] == "VALID"]
     mode = rows[0]["mode"] if rows else "concurrency"
-    axes.set(
-        xlabel="concurrent clients" if mode == "concurrency" else "requests per second offered",
-        ylabel="inputs per second (valid answers)",
-    )
+    unit = "clients" if mode == "concurrency" else "requests/s offered"
+    levels = sorted({r["load"] for r in rows})
+    by_batch = len(levels) == 1
+    x_key, line_keys = ("batch", ("target",)) if by_batch else ("load", ("target", "batch"))
+    for line in dict.fromkeys(tuple(r[k] for k in line_keys) for r in valid):
+        mine = sorted(
+            (r for r in valid if tuple(r[k] for k in line_keys) == line), key=lambda r: r[x_key]
+        )
+        label = line[0] if by_batch else f"{line[0]}, batch {line[1]}"
+        axes.plot(
+            [r[x_key] for r in mine], [r["inputs_per_s"] for r in mine], marker="o", label=label
+        )
+    if by_batch:
+        axes.set(xscale="log", xlabel=f"inputs per request (load: {levels[0]:g} {unit})")
+    else:
+        axes.set(xlabel="concurrent clients" if mode == "concurrency" else unit)
+    axes.set(ylabel="inputs per second (valid answers)")
     axes.set_title(title, fontsize=10)
-    axes.grid(True, alpha=0.3)
+    axes.grid(True, which="both", alpha=0.3)
     axes.legend(fontsize=7)
     return _save(plt, figure, out, "throughput")

@@ -92,7 +92,7 @@ def endpoint(
 
 
 def in_process(encode: Callable[[list[str]], Any]) -> Target:
-    """The bare forward pass (sentence-transformers ``encode``): what a server adds to it."""
+    """The bare forward pass (``encode``: a batch of texts to a matrix), in this process."""
 
     def sender() -> Sender:
         def send(batch: list[str]) -> Reply:

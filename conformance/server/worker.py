@@ -9,9 +9,11 @@ Protocol (multipart messages on a DEALER socket; the frontend's ROUTER adds our 
   worker -> frontend  [header]                      shm transport: the handle is in the header
   worker -> frontend  [header]                      op 'alive' every second, from a second socket
   frontend -> worker  [header]                      op 'hello': I lost track of you, say 'ready'
-Headers are JSON objects. The heartbeat comes from its own thread and socket, so it goes on while
-a long request computes; a remote worker that falls silent is given up (its requests answered
-503), and one the frontend gave up on, or a restarted frontend, is asked to join again.
+Headers are JSON objects. Embed requests that queued up while the worker computed are computed
+in one forward pass and answered one by one, as vLLM batches concurrent requests. The heartbeat
+comes from its own thread and socket, so it goes on while a long request computes; a remote
+worker that falls silent is given up (its requests answered 503), and one the frontend gave up
+on, or a restarted frontend, is asked to join again.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import signal
 import sys
 import threading
 import time
+from collections import deque
 from multiprocessing import shared_memory
 from typing import Any
 
@@ -42,6 +45,9 @@ from conformance.server.faults import check_fault
 from conformance.server.runtime import freeze_long_lived_objects
 
 REAP_INTERVAL = 5.0
+# Requests that queued up are computed together up to this many inputs; past ~64 inputs of 80
+# tokens a pass costs in proportion to its inputs here, and merging would only delay the first.
+MERGE_LIMIT = 64
 HEARTBEAT_INTERVAL = 1.0  # the frontend gives a remote worker up after 5 s of silence
 
 
@@ -67,9 +73,7 @@ def shape_output(
         matrix = matrix.astype(np.float16).astype(np.float32)
     if fault == "one-vector":
         matrix = np.broadcast_to(_one_vector(matrix.shape[1]), matrix.shape)
-    return EngineOutput(
-        np.ascontiguousarray(matrix, dtype=np.float32), output.rows, output.prompt_tokens
-    )
+    return EngineOutput(np.ascontiguousarray(matrix, dtype=np.float32), output.rows, output.tokens)
 
 
 THAI = range(0x0E00, 0x0E80)
@@ -96,8 +100,11 @@ def _embed_deduplicated_wrongly(engine: Engine, texts: list[str]) -> EngineOutpu
     distinct = sorted(set(texts))
     first_seen = list(dict.fromkeys(texts))
     output = engine.embed_texts(distinct)
-    matrix = output.matrix[[first_seen.index(text) for text in texts]]
-    return EngineOutput(np.ascontiguousarray(matrix), [1] * len(texts), output.prompt_tokens)
+    moved = [first_seen.index(text) for text in texts]
+    matrix = output.matrix[moved]
+    return EngineOutput(
+        np.ascontiguousarray(matrix), [1] * len(texts), [output.tokens[i] for i in moved]
+    )
 
 
 def _one_vector(dim: int) -> transports.Float32Matrix:
@@ -163,14 +170,47 @@ class Worker:
 
     def handle(self, header: dict[str, Any]) -> list[bytes]:
         """The reply frames for one request; errors become an error header."""
-        reply: dict[str, Any] = {"op": header["op"], "id": header["id"], "ok": True}
+        reply = _reply_to(header)
         try:
             if header["op"] == "tokenize":
                 tokens = self.engine.tokenize(header["text"], header.get("special", True))
                 return [_dump({**reply, "tokens": tokens})]
             return self._embed(header, reply)
         except Exception as exc:  # report, don't die: the frontend answers 500
-            return [_dump({**reply, "ok": False, "message": f"{type(exc).__name__}: {exc}"})]
+            return [_failed(reply, exc)]
+
+    def joins(self, group: list[dict[str, Any]], header: dict[str, Any]) -> bool:
+        """Can ``header`` be computed in one forward pass with the requests of ``group``?
+        Text embeddings of a correct server, up to MERGE_LIMIT inputs in all: a planted fault
+        answers each request alone, so that it shows exactly the bug it plants."""
+        return (
+            self.fault is None
+            and all(h["op"] == "embed" and "texts" in h for h in (*group, header))
+            and sum(len(h["texts"]) for h in (*group, header)) <= MERGE_LIMIT
+        )
+
+    def handle_together(self, group: list[dict[str, Any]]) -> list[list[bytes]]:
+        """The replies to requests that queued up while the worker was busy (``joins``), their
+        inputs computed in one forward pass, as vLLM batches concurrent requests."""
+        if len(group) == 1:
+            return [self.handle(group[0])]
+        replies = [_reply_to(header) for header in group]
+        try:
+            output = self.engine.embed_texts([text for h in group for text in h["texts"]])
+        except Exception as exc:
+            return [[_failed(reply, exc)] for reply in replies]
+        answers, start = [], 0
+        for header, reply in zip(group, replies, strict=True):
+            end = start + len(header["texts"])
+            mine = EngineOutput(
+                output.matrix[start:end], output.rows[start:end], output.tokens[start:end]
+            )
+            try:
+                answers.append(self._answer(header, reply, mine, header["texts"]))
+            except Exception as exc:
+                answers.append([_failed(reply, exc)])
+            start = end
+        return answers
 
     def _embed(self, header: dict[str, Any], reply: dict[str, Any]) -> list[bytes]:
         texts: list[str] = header.get("texts", [])
@@ -182,6 +222,13 @@ class Worker:
             output = self.engine.embed_texts(texts)
         else:
             output = self.engine.embed_tokens(header["ids"])
+        return self._answer(header, reply, output, texts)
+
+    def _answer(
+        self, header: dict[str, Any], reply: dict[str, Any], output: EngineOutput, texts: list[str]
+    ) -> list[bytes]:
+        """The reply frames for one request's engine output: 'dimensions', the worker-level
+        faults, then the matrix on the request's transport."""
         output = shape_output(
             output,
             header.get("dimensions"),
@@ -203,6 +250,14 @@ class Worker:
             return [_dump({**reply, "transport": "shm", "shm": handle.as_dict()})]
         items = transports.encode_items(output.matrix, output.rows)
         return [_dump({**reply, "transport": "base64"}), *items]
+
+
+def _reply_to(header: dict[str, Any]) -> dict[str, Any]:
+    return {"op": header["op"], "id": header["id"], "ok": True}
+
+
+def _failed(reply: dict[str, Any], exc: Exception) -> bytes:
+    return _dump({**reply, "ok": False, "message": f"{type(exc).__name__}: {exc}"})
 
 
 def _dump(header: dict[str, Any]) -> bytes:
@@ -235,8 +290,13 @@ def serve(
     socket.connect(address)
     socket.send_multipart([_dump(worker.ready())])
     beating = False
+    queued: deque[dict[str, Any]] = deque()
     while True:
-        header = json.loads(socket.recv_multipart()[0])
+        if not queued:
+            queued.append(json.loads(socket.recv_multipart()[0]))
+        while socket.poll(0):  # what arrived while we computed: answered together if it can
+            queued.append(json.loads(socket.recv_multipart()[0]))
+        header = queued.popleft()
         if header["op"] == "stop":
             return
         if header["op"] == "hello":
@@ -248,7 +308,11 @@ def serve(
                 threading.Thread(target=beat_forever, args=args, daemon=True).start()
                 beating = True
         else:
-            socket.send_multipart(worker.handle(header))
+            group = [header]
+            while queued and worker.joins(group, queued[0]):
+                group.append(queued.popleft())
+            for frames in worker.handle_together(group):
+                socket.send_multipart(frames)
 
 
 def main(argv: list[str] | None = None) -> None:

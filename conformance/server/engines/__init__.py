@@ -14,11 +14,16 @@ from conformance.server.transports import Float32Matrix
 @dataclass(frozen=True)
 class EngineOutput:
     """Vectors for a batch: ``rows[i]`` consecutive rows of ``matrix`` belong to input i
-    (1 for a pooled embedding; one per token for the per-token fault)."""
+    (1 for a pooled embedding; one per token for the per-token fault), which was ``tokens[i]``
+    tokens long."""
 
     matrix: Float32Matrix  # [sum(rows), dim]
     rows: list[int]
-    prompt_tokens: int
+    tokens: list[int]
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(self.tokens)
 
 
 class Engine(Protocol):

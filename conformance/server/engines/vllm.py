@@ -114,13 +114,13 @@ class VllmEngine:
 
     def _encode(self, prompts: list[Any], tokenization: dict[str, Any] | None) -> EngineOutput:
         if not prompts:
-            return EngineOutput(np.zeros((0, self.dimension), dtype=np.float32), [], 0)
+            return EngineOutput(np.zeros((0, self.dimension), dtype=np.float32), [], [])
         with self._lock:
             outputs = self._llm.encode(
                 prompts, pooling_task=self._task, tokenization_kwargs=tokenization, use_tqdm=False
             )
         # "embed" gives a [dim] vector per input, "token_embed" a [n_tokens, dim] matrix.
         blocks = [np.atleast_2d(np.asarray(o.outputs.data, dtype=np.float32)) for o in outputs]
-        prompt_tokens = sum(len(o.prompt_token_ids) for o in outputs)
+        tokens = [len(o.prompt_token_ids) for o in outputs]
         matrix = np.ascontiguousarray(np.concatenate(blocks), dtype=np.float32)
-        return EngineOutput(matrix, [len(block) for block in blocks], prompt_tokens)
+        return EngineOutput(matrix, [len(block) for block in blocks], tokens)
