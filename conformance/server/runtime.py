@@ -13,10 +13,11 @@ import os
 # - OpenMP threads busy-wait after each parallel region by default, on the cores the frontend
 #   (and other workers) need next; passive waiting hands them back: a 1-input request 14.7 ->
 #   10.5 ms next to another torch process on 2 cores; a whole test run (servers side by side
-#   under xdist) took 36 min with spinning workers, 19 min without. On cores of its own a worker loses by it: each of a
-#   forward pass's hundreds of regions must wake its threads (80-token input, 1 input: 26.4 ms
-#   passive, 16.9 ms with libgomp's default spin; bench, 4 servers interleaved). There, start
-#   the server with GOMP_SPINCOUNT=300000, which libgomp lets override the policy.
+#   under xdist) took 36 min with spinning workers, 19 min without. On cores of its own a
+#   worker loses by it: each of a forward pass's hundreds of regions must wake its threads
+#   (80-token input, 1 input: 26.4 ms passive, 16.9 ms with libgomp's default spin; bench, 4
+#   servers interleaved). There, start the server with GOMP_SPINCOUNT=300000, which libgomp
+#   lets override the policy.
 WORKER_ENVIRONMENT = {
     "MALLOC_MMAP_THRESHOLD_": str(32 << 20),
     "MALLOC_TRIM_THRESHOLD_": str(256 << 20),
