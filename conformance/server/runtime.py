@@ -5,28 +5,30 @@ from __future__ import annotations
 
 import gc
 import os
+from collections.abc import Mapping
 
 # Runtime settings for workers; the user's own environment wins.
 # - glibc hands freed blocks over 128 KiB back to the OS at once, so every forward pass faults in
 #   tens of MB of fresh zeroed pages again (~15,000 page faults per batch of 15 x 80 tokens
 #   here). Keeping them costs memory the next request needs anyway: 165 -> 145 ms.
-# - OpenMP threads busy-wait after each parallel region by default, on the cores the frontend
-#   (and other workers) need next; passive waiting hands them back: a 1-input request 14.7 ->
-#   10.5 ms next to another torch process on 2 cores; a whole test run (servers side by side
-#   under xdist) took 36 min with spinning workers, 19 min without. On cores of its own a
-#   worker loses by it: each of a forward pass's hundreds of regions must wake its threads
-#   (80-token input, 1 input: 26.4 ms passive, 16.9 ms with libgomp's default spin; bench, 4
-#   servers interleaved). There, start the server with GOMP_SPINCOUNT=300000, which libgomp
-#   lets override the policy.
 WORKER_ENVIRONMENT = {
     "MALLOC_MMAP_THRESHOLD_": str(32 << 20),
     "MALLOC_TRIM_THRESHOLD_": str(256 << 20),
-    "OMP_WAIT_POLICY": "PASSIVE",
 }
 
+# How long an OpenMP thread spins for more work before it sleeps. A forward pass is hundreds of
+# parallel regions; a thread asleep at each must be woken (80-token input, 1 input, engine alone:
+# 26-29 ms passive, 18-20 ms spinning). libgomp's default spins ~3 ms after every region, on
+# cores the frontend and other processes need: a whole test run (servers side by side under
+# xdist on 2 cores) took 36 min so, 19 min passive. 30,000 spins (~0.3 ms) keeps the speed and
+# hands the cores back soon. A user's OMP_WAIT_POLICY or GOMP_SPINCOUNT replaces it (libgomp
+# lets GOMP_SPINCOUNT override the policy, so it must not be set beside the user's policy).
+OPENMP_WAIT = {"GOMP_SPINCOUNT": "30000"}
 
-def worker_environment() -> dict[str, str]:
-    return {**WORKER_ENVIRONMENT, **os.environ}
+
+def worker_environment(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
+    user_set_wait = any(key in environ for key in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT"))
+    return {**WORKER_ENVIRONMENT, **({} if user_set_wait else OPENMP_WAIT), **environ}
 
 
 def freeze_long_lived_objects() -> None:

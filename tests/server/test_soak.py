@@ -92,6 +92,17 @@ class Soak:
         return np.asarray(response.json()["data"][0]["embedding"], dtype=np.float32)
 
 
+def workers_once_restarted(url: str, deadline: float) -> list[dict[str, object]]:
+    """The ready workers once both are back (a restarted one loads its model for seconds)."""
+    while True:
+        workers: list[dict[str, object]] = requests.get(f"{url}/health", timeout=10).json()[
+            "workers"
+        ]
+        if len(workers) == 2 or time.monotonic() > deadline:
+            return workers
+        time.sleep(0.5)
+
+
 def test_soak_leaves_nothing_behind_and_mixes_nothing_up() -> None:
     expected = reference_vectors()
     with reference_server("--workers", "2", "--transport", "shm", "--shm-ttl", "2") as url:
@@ -106,7 +117,7 @@ def test_soak_leaves_nothing_behind_and_mixes_nothing_up() -> None:
         while any(Path("/dev/shm").glob(prefix + "*")) and time.monotonic() < deadline:
             time.sleep(0.5)
         left_running = sorted(p.name for p in Path("/dev/shm").glob(prefix + "*"))
-        workers = requests.get(f"{url}/health", timeout=10).json()["workers"]
+        workers = workers_once_restarted(url, deadline=time.monotonic() + 60)
     left_after = sorted(p.name for p in Path("/dev/shm").glob(prefix + "*"))
     got = np.stack([soak.answers[i] for i in range(REQUESTS)])
     mixed = int((np.abs(got - expected).max(axis=1) > 1e-4).sum())
