@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from conformance.server.process import ServerProcess
+from conformance.server.runtime import OPENMP_WAIT_SETTINGS
 from tests.support.server_process import running_server
 
 pytest_plugins = ["pytester"]
@@ -16,8 +17,8 @@ API_KEY = "secret-test-key"
 
 # These tests run many servers side by side on few cores: OpenMP threads that spin for work
 # (the workers' default, for cores of their own) take the cores the others need. A whole run
-# took 25 min so, against ~19 with threads that sleep at once. A setting of the caller's wins.
-if not {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT"} & os.environ.keys():
+# took 25 min so, 15 with threads that sleep at once. A setting of the caller's wins.
+if not any(key in os.environ for key in OPENMP_WAIT_SETTINGS):
     os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
 
 
