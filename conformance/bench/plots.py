@@ -65,7 +65,10 @@ def latency_plot(rows: list[dict[str, Any]], out: Path, title: str) -> list[Path
     axes.set(xscale="log", yscale="log", xlabel="inputs per request", ylabel="latency (ms)")
     axes.set_title(title, fontsize=10)
     axes.grid(True, which="both", alpha=0.3)
-    axes.legend(fontsize=7)
+    if axes.get_lines():
+        axes.legend(fontsize=7)
+    else:  # every row INVALID: say so rather than leave an empty chart
+        axes.text(0.5, 0.5, "no valid answers: no latency", transform=axes.transAxes, ha="center")
     return _save(plt, figure, out, "latency")
 
 
