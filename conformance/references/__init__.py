@@ -18,7 +18,13 @@ from pathlib import Path
 from typing import Literal
 
 from conformance.corpus import Case, load_cases
-from conformance.references.recording import GoldenError, Recording, corpus_hash, load
+from conformance.references.recording import (
+    MANIFEST,
+    GoldenError,
+    Recording,
+    corpus_hash,
+    load,
+)
 
 Kind = Literal["golden", "sentence-transformers", "endpoint"]
 DEFAULT_SOURCE = "sentence-transformers"  # the recording a bare golden:NAME means
@@ -34,8 +40,12 @@ def golden_root() -> Path:
 
 
 def bundled_models() -> list[str]:
+    """The bundled goldens' model folders: those with their default source recorded. Anything
+    else there is not a model (the __pycache__ Python writes beside __init__.py)."""
     root = golden_root()
-    return sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / DEFAULT_SOURCE / MANIFEST).is_file())
 
 
 @dataclass(frozen=True)
