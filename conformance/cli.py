@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from conformance import __version__
+from conformance.matrix.cli import add_matrix_arguments
 from conformance.references.cli import add_golden_arguments
 from conformance.reporting.compare_cli import add_compare_arguments
 from conformance.requirements import CATALOGUE
@@ -114,6 +115,12 @@ def _compare(args: argparse.Namespace) -> int:
     return run_compare(args)
 
 
+def _matrix(args: argparse.Namespace) -> int:
+    from conformance.matrix.cli import run_matrix
+
+    return run_matrix(args)
+
+
 def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results", metavar="RESULTS.json", help="a results.json to check")
     parser.add_argument(
@@ -176,6 +183,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_compare_arguments(compare)
     compare.set_defaults(handler=_compare)
+    matrix = commands.add_parser(
+        "matrix",
+        help="the compatibility matrix: the suite run against real servers, one column each",
+        description="Install, start and judge real embeddings servers (peers.toml), one "
+        "after another, and publish the requirement x server matrix.",
+    )
+    add_matrix_arguments(matrix)
+    matrix.set_defaults(handler=_matrix)
     commands.add_parser("bench", help="latency and throughput of endpoints, validated answers only")
     # Listed for --help; main() hands 'worker ...' to the worker's own parser.
     commands.add_parser("worker", help="run a model worker that joins 'serve' over TCP")

@@ -39,6 +39,7 @@ class Run:
     path: Path
     document: dict[str, Any]
     label: str
+    absent: str = ""  # why this column has no results (e.g. its server did not start)
 
     def requirements(self) -> dict[str, dict[str, Any]]:
         return {r["id"]: r for r in self.document["requirements"]}
@@ -323,12 +324,16 @@ def diff(a: Run, b: Run) -> Diff:
 
 
 def _verdict(run: Run) -> str:
+    if run.absent:
+        return "NO RESULTS"
     verdict = run.document.get("verdict")
     return verdict if isinstance(verdict, str) else "?"
 
 
 def _details(run: Run) -> str:
     """Suite version, tier, profile and reference of a run, for the legend."""
+    if run.absent:
+        return run.absent
     suite, setup = _section(run.document, "suite"), _section(run.document, "run")
     reference = _section(run.document, "reference")
     parts = [
@@ -450,8 +455,8 @@ def _md_table(header: Sequence[str], body: Iterable[Sequence[str]]) -> list[str]
 
 def _md_runs(runs: Sequence[Run]) -> list[str]:
     return [
-        f"{n}. **{_md(run.label)}**: verdict {_md(_verdict(run))}; {_md(_details(run))}; "
-        f"file {_md(run.path.name)}"
+        f"{n}. **{_md(run.label)}**: verdict {_md(_verdict(run))}; {_md(_details(run))}"
+        + ("" if run.absent else f"; file {_md(run.path.name)}")
         for n, run in enumerate(runs, 1)
     ]
 
@@ -587,7 +592,15 @@ def _html_runs(runs: Sequence[Run], names: Sequence[str]) -> list[str]:
     return ["<table>", f"<thead>{header}</thead>", "<tbody>", *rows, "</tbody></table>"]
 
 
-def render_html(runs: Sequence[Run], rows: Sequence[Row]) -> str:
+def render_html(
+    runs: Sequence[Run],
+    rows: Sequence[Row],
+    title: str = "",
+    preface: Sequence[str] = (),
+    appendix: Sequence[str] = (),
+) -> str:
+    """The matrix page; ``preface`` and ``appendix`` are HTML the caller escaped, placed
+    before and after the tables."""
     tables = [run.requirements() for run in runs]
     header = "".join(
         f'<th class="run" title="{_e(run.path)}">{n}. {_e(run.label)}</th>'
@@ -602,8 +615,9 @@ def render_html(runs: Sequence[Run], rows: Sequence[Row]) -> str:
         body.append(f"<tr><td><code>{_e(row.id)}</code></td><td>{_e(row.level)}</td>{cells}</tr>")
     verdicts = "".join(f"<td>{_chip('MUST', _verdict(run))}</td>" for run in runs)
     return _page(
-        f"Conformance of {len(runs)} run{'s' if len(runs) != 1 else ''}",
+        title or f"Conformance of {len(runs)} run{'s' if len(runs) != 1 else ''}",
         [
+            *preface,
             "<h2>Runs</h2>",
             *_html_runs(runs, [str(n) for n in range(1, len(runs) + 1)]),
             "<h2>Requirements</h2>",
@@ -614,6 +628,7 @@ def render_html(runs: Sequence[Run], rows: Sequence[Row]) -> str:
             "</tbody>",
             f"<tfoot><tr><td>verdict</td><td></td>{verdicts}</tr></tfoot></table>",
             f'<p class="note">{_e(NOTE)}</p>',
+            *appendix,
         ],
     )
 

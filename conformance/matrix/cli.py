@@ -1,0 +1,130 @@
+"""``embedding-conformance matrix``: list the peers, build the matrix, render or check it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from conformance.matrix import environments, peers
+
+EXIT_PROBLEM = 1
+EXIT_USAGE = 4
+
+
+def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="matrix_command", metavar="ACTION", required=True)
+    listing = actions.add_parser("list", help="list the peers and whether each is installed")
+    build = actions.add_parser(
+        "build",
+        help="install, start and judge each peer, then render the matrix",
+        description="For each peer, one after another: install its environment when missing "
+        "(under --cache), start it on 127.0.0.1, wait until it is ready, run the full suite "
+        "with --certify and --report-dir, stop it and everything it spawned (also on failure "
+        "or Ctrl-C). Then publish into --out: each peer's results.json and report.html, "
+        "matrix.json, README.md and index.html. Columns of peers not named keep their "
+        "earlier results. Exit 1 when a FAIL has no triage line.",
+    )
+    build.add_argument(
+        "names", nargs="*", metavar="PEER", help="peers to run (default: every peer)"
+    )
+    render = actions.add_parser(
+        "render", help="render README.md and index.html again (after editing triage.toml)"
+    )
+    check = actions.add_parser(
+        "check",
+        help="check a published matrix: digests, triage, pages up to date",
+        description="Exit 1 when a results.json differs from the digest matrix.json records "
+        "or from its own integrity digest, a FAIL has no triage line (or a line no FAIL), "
+        "or README.md / index.html are not what the files render to.",
+    )
+    for action in (listing, build):
+        action.add_argument(
+            "--peers",
+            metavar="FILE",
+            type=Path,
+            help="the peers (TOML; default: the peers.toml shipped in conformance.matrix)",
+        )
+        action.add_argument(
+            "--cache",
+            metavar="DIR",
+            type=Path,
+            help="where the peers' environments, logs and scratch folders live "
+            "(default: ~/.cache/embedding-conformance/peers)",
+        )
+    for action in (build, render, check):
+        action.add_argument(
+            "--out",
+            metavar="DIR",
+            type=Path,
+            required=True,
+            help="the published matrix folder (the project's is docs/compatibility)",
+        )
+
+
+def run_matrix(args: argparse.Namespace) -> int:
+    if args.matrix_command in ("render", "check"):
+        return _render(args.out) if args.matrix_command == "render" else _check(args.out)
+    try:
+        catalogue = peers.load(args.peers)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    root = args.cache or environments.cache_root()
+    if args.matrix_command == "list":
+        for peer in catalogue.peers:
+            state = peer.unavailable or _installed(catalogue, peer, root)
+            print(f"{peer.name:<26} {peer.title:<34} {state}")
+        return 0
+    return _build(catalogue, args.names, args.out, root)
+
+
+def _installed(catalogue: peers.Catalogue, peer: peers.Peer, root: Path) -> str:
+    missing = [
+        name
+        for name in peer.environments
+        if name != peers.PROJECT
+        and not environments.is_installed(catalogue.environments[name], root)
+    ]
+    return f"to install: {', '.join(missing)}" if missing else "installed"
+
+
+def _build(catalogue: peers.Catalogue, names: list[str], out: Path, root: Path) -> int:
+    from conformance.matrix.build import build
+
+    try:
+        outcomes = build(catalogue, names, out, root)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted: every started peer was stopped; the published matrix is unchanged")
+        return 130
+    for outcome in outcomes:
+        print(f"{outcome.name:<26} {outcome.state:<14} {outcome.verdict or outcome.reason}")
+    print(f"published in {out}")
+    return _check(out, pages=False)
+
+
+def _render(out: Path) -> int:
+    from conformance.matrix.publish import render
+
+    try:
+        render(out)
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"error: {out}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return 0
+
+
+def _check(out: Path, pages: bool = True) -> int:
+    from conformance.matrix.verify import problems
+
+    try:
+        found = problems(out, pages=pages)
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"error: {out}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    for problem in found:
+        print(f"{out}: {problem}")
+    return EXIT_PROBLEM if found else 0

@@ -1,0 +1,241 @@
+"""The published matrix: ``README.md`` and ``index.html`` rendered from the folder's manifest,
+its peers' results documents and its triage file. Rendering is pure over those files (the same
+files give the same bytes), so a test can hold the pages to the documents they show.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from conformance.files import write_text_atomically
+from conformance.matrix import triage
+from conformance.reporting import compare
+
+COMMAND = "tox -e matrix"  # = embedding-conformance matrix build --out docs/compatibility
+PAGES = ("README.md", "index.html")
+
+
+def render(out: Path) -> None:
+    """Write both pages of the matrix in ``out``."""
+    pages = render_pages(out)
+    for name in PAGES:
+        write_text_atomically(out / name, pages[name])
+
+
+def render_pages(out: Path) -> dict[str, str]:
+    manifest = json.loads((out / "matrix.json").read_text(encoding="utf-8"))
+    documents = results_documents(out, manifest)
+    lines = triage.load(out / triage.FILE)
+    runs = [_run(out, entry, documents) for entry in manifest["peers"]]
+    rows = compare.matrix(runs)
+    return {
+        "README.md": _markdown(manifest, documents, lines, runs, rows),
+        "index.html": _html(manifest, documents, lines, runs, rows),
+    }
+
+
+def results_documents(out: Path, manifest: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each peer's results document, by peer name (peers without one are left out)."""
+    documents = {}
+    for entry in manifest["peers"]:
+        path = out / entry["name"] / "results.json"
+        if entry["state"] == "ran" and path.exists():
+            documents[entry["name"]] = json.loads(path.read_text(encoding="utf-8"))
+    return documents
+
+
+def _label(entry: Mapping[str, Any]) -> str:
+    return f"{entry['title']} {entry.get('version', '')}".strip()
+
+
+def _run(
+    out: Path, entry: Mapping[str, Any], documents: Mapping[str, dict[str, Any]]
+) -> compare.Run:
+    path = out / entry["name"] / "results.json"
+    document = documents.get(entry["name"])
+    if document is None:
+        return compare.Run(path, {"requirements": []}, _label(entry), _absence(entry))
+    return compare.Run(path, document, _label(entry))
+
+
+def _absence(entry: Mapping[str, Any]) -> str:
+    return f"{entry['state']}: {entry.get('reason') or 'no results'}"
+
+
+def _failed(document: Mapping[str, Any] | None, level: str) -> list[str]:
+    return [requirement for requirement, lv in _fails(document) if lv == level]
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s" if minutes else f"{rest} s"
+
+
+def _built_line(manifest: Mapping[str, Any]) -> str:
+    machine, suite = manifest["machine"], manifest["suite"]
+    last = manifest["last_build"]
+    return (
+        f"Built {manifest['built']} on {machine['cpu']} ({machine['cores']} cores, "
+        f"{machine['memory_gib']} GiB, {machine['system']}, Python {machine['python']}) with "
+        f"embedding-conformance {suite['version']} (requirement catalogue sha256 "
+        f"`{suite['catalogue_sha256'][:16]}…`). The last build ran {len(last['peers'])} peers "
+        f"in {_duration(last['wall_time_s'])}."
+    )
+
+
+INTRO = (
+    "The conformance suite run against real OpenAI-compatible embeddings servers, each "
+    "installed from its package registry into an environment of its own and serving "
+    "all-MiniLM-L6-v2 offline on 127.0.0.1. Every requirement is a row, every server a column; "
+    "every FAIL has a triage line below (what the server does, why it deviates, the public "
+    "issue). A FAIL of a SHOULD is a warning; the verdict counts MUSTs only."
+)
+
+
+# Markdown
+
+
+def _markdown(
+    manifest: Mapping[str, Any],
+    documents: Mapping[str, dict[str, Any]],
+    lines: Sequence[triage.Line],
+    runs: Sequence[compare.Run],
+    rows: Sequence[compare.Row],
+) -> str:
+    out = ["# Compatibility matrix", "", INTRO, "", _built_line(manifest)]
+    out += ["", f"Rebuild it with `{COMMAND}` from a clone (see the project README).", ""]
+    out += ["## Peers", ""]
+    out += _peer_table(manifest, documents)
+    out += ["", "## Requirements by peer", "", compare.render_markdown(runs, rows).rstrip()]
+    out += ["", "## Triage", ""]
+    out += _triage_markdown(manifest, documents, lines)
+    return "\n".join(out) + "\n"
+
+
+def _peer_table(manifest: Mapping[str, Any], documents: Mapping[str, dict[str, Any]]) -> list[str]:
+    header = (
+        "| Peer | Version | What runs | Start-up | Suite | Verdict | MUST failed | SHOULD failed |"
+    )
+    out = [header, "|" + " --- |" * 8]
+    for entry in manifest["peers"]:
+        document = documents.get(entry["name"])
+        verdict = _verdict(entry, document)
+        must = ", ".join(f"`{r}`" for r in _failed(document, "MUST")) or "—"
+        should = ", ".join(f"`{r}`" for r in _failed(document, "SHOULD")) or "—"
+        if document is None:
+            must = should = "—"
+        out.append(
+            f"| [{entry['title']}]({entry['homepage']}) | {entry.get('version') or '—'} | "
+            f"{entry.get('about') or '—'} | {_duration(entry.get('startup_s'))} | "
+            f"{_duration(entry.get('suite_s'))} | {verdict} | {must} | {should} |"
+        )
+    return out
+
+
+def _verdict(entry: Mapping[str, Any], document: Mapping[str, Any] | None) -> str:
+    if document is None:
+        return f"{entry['state']}: {entry.get('reason') or 'no results'}"
+    certification = document.get("certification") or {}
+    return "CERTIFIED" if certification.get("certified") else "NOT CERTIFIED"
+
+
+def _triage_markdown(
+    manifest: Mapping[str, Any],
+    documents: Mapping[str, dict[str, Any]],
+    lines: Sequence[triage.Line],
+) -> list[str]:
+    by_key = {line.key: line for line in lines}
+    out: list[str] = []
+    for entry in manifest["peers"]:
+        document = documents.get(entry["name"])
+        fails = _fails(document)
+        if not fails:
+            continue
+        out += [f"### {_label(entry)}", ""]
+        for requirement, level in fails:
+            line = by_key.get((entry["name"], requirement))
+            out.append(f"- `{requirement}` ({level}): " + _line_text(line))
+        out.append("")
+    return out or ["No FAIL in any column."]
+
+
+def _fails(document: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """(requirement, level) of each FAIL of a run, in catalogue order."""
+    entries = (document or {}).get("requirements", [])
+    return [(r["id"], r["level"]) for r in entries if r["status"] == "FAIL"]
+
+
+def _line_text(line: triage.Line | None) -> str:
+    if line is None:
+        return "**UNTRIAGED**"
+    text = f"{line.does} {line.why}"
+    if line.judgement:
+        text += f" *Judgement call:* {line.judgement}"
+    if line.link:
+        text += f" ([issue]({line.link}))"
+    return text
+
+
+# HTML
+
+
+def _html(
+    manifest: Mapping[str, Any],
+    documents: Mapping[str, dict[str, Any]],
+    lines: Sequence[triage.Line],
+    runs: Sequence[compare.Run],
+    rows: Sequence[compare.Row],
+) -> str:
+    e = html.escape
+    preface = [f"<p>{e(INTRO)}</p>", f"<p>{e(_built_line(manifest))}</p>", "<h2>Peers</h2>"]
+    preface += ["<table><thead><tr><th>Peer</th><th>Version</th><th>What runs</th>"]
+    preface += ["<th>Start-up</th><th>Suite</th><th>Verdict</th><th>Report</th></tr></thead>"]
+    preface.append("<tbody>")
+    for entry in manifest["peers"]:
+        document = documents.get(entry["name"])
+        report = (
+            f'<a href="{e(entry["name"])}/report.html">report</a>' if document is not None else ""
+        )
+        preface.append(
+            f'<tr><td><a href="{e(entry["homepage"])}">{e(entry["title"])}</a></td>'
+            f"<td>{e(entry.get('version') or '—')}</td><td>{e(entry.get('about') or '—')}</td>"
+            f"<td>{_duration(entry.get('startup_s'))}</td>"
+            f"<td>{_duration(entry.get('suite_s'))}</td>"
+            f"<td>{e(_verdict(entry, document))}</td><td>{report}</td></tr>"
+        )
+    preface.append("</tbody></table>")
+    appendix = ["<h2>Triage</h2>"]
+    by_key = {line.key: line for line in lines}
+    for entry in manifest["peers"]:
+        document = documents.get(entry["name"])
+        fails = _fails(document)
+        if not fails:
+            continue
+        appendix += [f"<h3>{e(_label(entry))}</h3>", "<ul>"]
+        for requirement, level in fails:
+            appendix.append(
+                f"<li><code>{e(requirement)}</code> ({e(level)}): "
+                f"{_line_html(by_key.get((entry['name'], requirement)))}</li>"
+            )
+        appendix.append("</ul>")
+    return compare.render_html(
+        runs, rows, title="Compatibility matrix", preface=preface, appendix=appendix
+    )
+
+
+def _line_html(line: triage.Line | None) -> str:
+    e = html.escape
+    if line is None:
+        return "<strong>UNTRIAGED</strong>"
+    text = e(f"{line.does} {line.why}")
+    if line.judgement:
+        text += f" <em>Judgement call:</em> {e(line.judgement)}"
+    if line.link:
+        text += f' (<a href="{e(line.link)}">issue</a>)'
+    return text

@@ -1,0 +1,90 @@
+"""The triage of a published matrix: one line per failing requirement of each peer.
+
+Each line says what the server does, why that deviates from the API contract or breaks a
+client, and where a public issue about it lives. A judgement call (a precision tier, an arguable
+input) says so, with the flag that changes it. A FAIL with no line, or a line whose FAIL is gone,
+is reported by ``check``: the published matrix has neither.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+FILE = "triage.toml"
+
+
+@dataclass(frozen=True)
+class Line:
+    peer: str
+    requirement: str
+    does: str  # what the server does
+    why: str  # why that is a deviation: the contract, or the client it breaks
+    link: str = ""  # a public issue about it, when one exists
+    judgement: str = ""  # when the verdict is a judgement call: which, and the flag that moves it
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.peer, self.requirement)
+
+
+def load(path: Path) -> list[Line]:
+    """The lines of ``path`` (none when it does not exist); ValueError naming a bad entry."""
+    if not path.exists():
+        return []
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"{path}: cannot read the triage: {exc}") from None
+    lines = []
+    for index, entry in enumerate(document.get("fail", [])):
+        try:
+            line = Line(**entry)
+        except TypeError as exc:
+            raise ValueError(f"{path}: [[fail]] number {index + 1}: {exc}") from None
+        if not (line.does.strip() and line.why.strip()):
+            raise ValueError(f"{path}: {line.peer} {line.requirement}: 'does' and 'why' are owed")
+        lines.append(line)
+    keys = [line.key for line in lines]
+    if twice := sorted({key for key in keys if keys.count(key) > 1}):
+        raise ValueError(f"{path}: triaged twice: {twice[0][0]} {twice[0][1]}")
+    return lines
+
+
+def failures(documents: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str, str]]:
+    """(peer, requirement, level) of every FAIL in the peers' results documents."""
+    return [
+        (peer, entry["id"], entry["level"])
+        for peer, document in documents.items()
+        for entry in document.get("requirements", [])
+        if entry.get("status") == "FAIL"
+    ]
+
+
+@dataclass(frozen=True)
+class Check:
+    untriaged: tuple[tuple[str, str], ...]  # a FAIL without a line
+    stale: tuple[tuple[str, str], ...]  # a line without its FAIL
+
+    @property
+    def ok(self) -> bool:
+        return not (self.untriaged or self.stale)
+
+    def problems(self) -> list[str]:
+        return [f"untriaged FAIL: {peer} {req}" for peer, req in self.untriaged] + [
+            f"triage line without a FAIL: {peer} {req}" for peer, req in self.stale
+        ]
+
+
+def check(lines: Sequence[Line], fails: Iterable[tuple[str, str, str]]) -> Check:
+    failed = {(peer, requirement) for peer, requirement, _ in fails}
+    triaged = {line.key for line in lines}
+    return Check(tuple(sorted(failed - triaged)), tuple(sorted(triaged - failed)))
