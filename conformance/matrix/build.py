@@ -29,7 +29,7 @@ from typing import Any
 from conformance import __version__
 from conformance.files import staging_dir, write_text_atomically
 from conformance.matrix import environments, processes
-from conformance.matrix.peers import PROJECT, Catalogue, Peer
+from conformance.matrix.peers import PROJECT, Catalogue, Peer, expand
 from conformance.reporting.document import catalogue_sha256
 
 MANIFEST = "matrix.json"
@@ -104,13 +104,13 @@ def run_peer(
     logs = root / peer.name / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     try:
-        pythons = _install(catalogue, peer, root, model, logs / "install.log", say, outcome)
+        pythons = install(catalogue, peer, root, model, logs / "install.log", say, outcome)
     except environments.InstallError as exc:
         outcome.state, outcome.reason = "install failed", _first_line(str(exc))
         say(f"install failed: {outcome.reason}")
         return outcome
-    work = _fresh(root / peer.name / "work")
-    values = _placeholders(peer, model, work)
+    work = fresh(root / peer.name / "work")
+    values = start_values(peer, model, work)
     say(f"{outcome.label}: starting (log: {logs / 'server.log'})")
     (logs / "server.log").unlink(missing_ok=True)
     try:
@@ -126,7 +126,7 @@ def run_peer(
     return outcome
 
 
-def _install(
+def install(
     catalogue: Catalogue,
     peer: Peer,
     root: Path,
@@ -156,34 +156,10 @@ def _install(
 
 def _judge(peer: Peer, values: dict[str, str], dest: Path, log: Path, outcome: Outcome) -> None:
     """The full suite against the peer, as a user runs it: its kept reports go to ``dest``."""
-    from conformance.matrix.peers import expand
-
     with tempfile.TemporaryDirectory(prefix="ec-matrix-") as scratch:
         reports = Path(scratch) / "reports"
-        command = [
-            sys.executable,
-            *("-m", "pytest", "-p", "no:cacheprovider"),
-            *("--endpoint", expand(peer.endpoint, values), "--model", peer.model),
-            *("--certify", "--report-dir", str(reports)),
-            *(expand(arg, values) for arg in peer.suite_args),
-        ]
-        started = time.monotonic()
-        with log.open("w", encoding="utf-8") as out:
-            print(f"$ {' '.join(command)}", file=out, flush=True)
-            try:
-                completed = subprocess.run(
-                    command,
-                    cwd=scratch,
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    env=_suite_env(),
-                    timeout=SUITE_TIMEOUT_S,
-                    check=False,
-                )
-                outcome.exit_code = completed.returncode
-            except subprocess.TimeoutExpired:
-                outcome.exit_code = None
-        outcome.suite_s = round(time.monotonic() - started, 1)
+        args = ["--certify", "--report-dir", str(reports)]
+        outcome.exit_code, outcome.suite_s = run_suite(peer, values, args, log)
         results = reports / "results.json"
         if not results.exists():
             outcome.state = "suite error"
@@ -195,6 +171,37 @@ def _judge(peer: Peer, values: dict[str, str], dest: Path, log: Path, outcome: O
     document = json.loads((dest / "results.json").read_text(encoding="utf-8"))
     outcome.verdict = str(document.get("verdict", "?"))
     outcome.results_sha256 = file_sha256(dest / "results.json")
+
+
+def run_suite(
+    peer: Peer, values: dict[str, str], args: Sequence[str], log: Path
+) -> tuple[int | None, float]:
+    """``pytest --endpoint <peer> --model <served name> ARGS <peer's suite_args>`` in a scratch
+    folder, its output in ``log``: (exit code, or None on timeout; seconds)."""
+    command = [
+        sys.executable,
+        *("-m", "pytest", "-p", "no:cacheprovider"),
+        *("--endpoint", expand(peer.endpoint, values), "--model", peer.model),
+        *args,
+        *(expand(arg, values) for arg in peer.suite_args),
+    ]
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="ec-suite-") as cwd, log.open("w") as out:
+        print(f"$ {' '.join(command)}", file=out, flush=True)
+        try:
+            completed = subprocess.run(
+                command,
+                cwd=cwd,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=_suite_env(),
+                timeout=SUITE_TIMEOUT_S,
+                check=False,
+            )
+            code: int | None = completed.returncode
+        except subprocess.TimeoutExpired:
+            code = None
+    return code, round(time.monotonic() - started, 1)
 
 
 def _suite_env() -> dict[str, str]:
@@ -239,9 +246,7 @@ def model_folder(root: Path) -> Path:
     return link
 
 
-def _placeholders(peer: Peer, model: Path, work: Path) -> dict[str, str]:
-    from conformance.matrix.peers import expand
-
+def start_values(peer: Peer, model: Path, work: Path) -> dict[str, str]:
     ports = processes.free_ports(3)
     values = {"model": str(model), "work": str(work)}
     values.update({"port": str(ports[0]), "port2": str(ports[1]), "port3": str(ports[2])})
@@ -250,7 +255,7 @@ def _placeholders(peer: Peer, model: Path, work: Path) -> dict[str, str]:
     return values
 
 
-def _fresh(folder: Path) -> Path:
+def fresh(folder: Path) -> Path:
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     return folder

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 from pathlib import Path
 
@@ -38,7 +39,17 @@ def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
         "or from its own integrity digest, a FAIL has no triage line (or a line no FAIL), "
         "or README.md / index.html are not what the files render to.",
     )
-    for action in (listing, build):
+    gate = actions.add_parser(
+        "gate",
+        help="the upgrade gate between two peers (e.g. two vLLM releases)",
+        description="Start OLD, record it as a baseline (golden record --from-endpoint, and "
+        "the suite's results), stop it; start NEW and run the suite with --baseline. Writes "
+        "before.json, after.json and gate.md (the gate's verdict, regressions, the diff) into "
+        "--out. Exit 1 when NEW regressed or fails a MUST.",
+    )
+    gate.add_argument("old", metavar="OLD", help="the peer that serves now (the baseline)")
+    gate.add_argument("new", metavar="NEW", help="the peer to upgrade to")
+    for action in (listing, build, gate):
         action.add_argument(
             "--peers",
             metavar="FILE",
@@ -52,7 +63,7 @@ def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
             help="where the peers' environments, logs and scratch folders live "
             "(default: ~/.cache/embedding-conformance/peers)",
         )
-    for action in (build, render, check):
+    for action in (build, render, check, gate):
         action.add_argument(
             "--out",
             metavar="DIR",
@@ -76,7 +87,25 @@ def run_matrix(args: argparse.Namespace) -> int:
             state = peer.unavailable or _installed(catalogue, peer, root)
             print(f"{peer.name:<26} {peer.title:<34} {state}")
         return 0
+    if args.matrix_command == "gate":
+        return _gate(catalogue, args.old, args.new, args.out, root)
     return _build(catalogue, args.names, args.out, root)
+
+
+def _gate(catalogue: peers.Catalogue, old: str, new: str, out: Path, root: Path) -> int:
+    from conformance.matrix.gate import gate
+
+    try:
+        return gate(catalogue, old, new, out, root, print)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except (RuntimeError, subprocess.CalledProcessError) as exc:  # a peer did not come up
+        print(f"error: the gate could not run: {exc}", file=sys.stderr)
+        return EXIT_PROBLEM
+    except KeyboardInterrupt:
+        print("interrupted: every started peer was stopped")
+        return 130
 
 
 def _installed(catalogue: peers.Catalogue, peer: peers.Peer, root: Path) -> str:

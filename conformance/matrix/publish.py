@@ -84,9 +84,13 @@ def _built_line(manifest: Mapping[str, Any]) -> str:
         f"Built {manifest['built']} on {machine['cpu']} ({machine['cores']} cores, "
         f"{machine['memory_gib']} GiB, {machine['system']}, Python {machine['python']}) with "
         f"embedding-conformance {suite['version']} (requirement catalogue sha256 "
-        f"`{suite['catalogue_sha256'][:16]}…`). The last build ran {len(last['peers'])} peers "
+        f"`{suite['catalogue_sha256'][:16]}…`). The last build ran {_peers(len(last['peers']))} "
         f"in {_duration(last['wall_time_s'])}."
     )
+
+
+def _peers(count: int) -> str:
+    return f"{count} peer{'' if count == 1 else 's'}"
 
 
 INTRO = (

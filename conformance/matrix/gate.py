@@ -1,0 +1,135 @@
+"""``matrix gate OLD NEW``: the README's "Before upgrading vLLM" recipe run on two real peers.
+
+The old peer is started and recorded (``golden record --from-endpoint``: its vectors, response
+fields and error answers) and judged (``--results-json`` into the baseline); it is stopped, the
+new one started and judged with ``--baseline``. ``gate.md`` says what the gate said: the three
+baseline requirements, the regressions, and the diff of the two runs.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+
+from conformance.files import write_text_atomically
+from conformance.matrix import processes
+from conformance.matrix.build import (
+    Outcome,
+    Progress,
+    fresh,
+    install,
+    model_folder,
+    run_suite,
+    start_values,
+)
+from conformance.matrix.peers import Catalogue, Peer, expand
+from conformance.reporting import compare
+
+GATE_REQUIREMENTS = ("baseline.vectors", "baseline.shape", "baseline.errors")
+
+
+def gate(catalogue: Catalogue, old: str, new: str, out: Path, root: Path, say: Progress) -> int:
+    """Run the gate from peer ``old`` to peer ``new``; write ``out``; the suite's exit code on
+    the new peer (1: it regressed or failed)."""
+    model = model_folder(root)
+    processes.become_subreaper()
+    with tempfile.TemporaryDirectory(prefix="ec-gate-") as scratch:
+        baseline = Path(scratch) / "baseline"
+        old_peer, new_peer = catalogue.peer(old), catalogue.peer(new)
+        old_version = _serve(catalogue, old_peer, root, model, say, _record(baseline))
+        after = Path(scratch) / "after.json"
+        args = ["--baseline", str(baseline), "--results-json", str(after)]
+        codes: list[int | None] = []
+        new_version = _serve(catalogue, new_peer, root, model, say, _judge(args, codes))
+        out.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(baseline / "results.json", out / "before.json")
+        shutil.copyfile(after, out / "after.json")
+    labels = (f"{old_peer.title} {old_version}", f"{new_peer.title} {new_version}")
+    write_text_atomically(out / "gate.md", render(out, labels, codes[0]))
+    say(f"gate verdict in {out / 'gate.md'} (suite exit {codes[0]})")
+    return 1 if codes[0] != 0 else 0
+
+
+Step = Callable[[Peer, dict[str, str], Path], None]  # (peer, values, logs), while it serves
+
+
+def _serve(
+    catalogue: Catalogue, peer: Peer, root: Path, model: Path, say: Progress, step: Step
+) -> str:
+    logs = root / peer.name / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    outcome = Outcome(peer.name, peer.title, peer.homepage, peer.about, peer.package)
+    pythons = install(catalogue, peer, root, model, logs / "install.log", say, outcome)
+    values = start_values(peer, model, fresh(root / peer.name / "work"))
+    say(f"{outcome.label}: starting")
+    with processes.serving(
+        peer.processes, values, pythons, logs / "server.log", peer.start_timeout
+    ):
+        step(peer, values, logs)
+    return outcome.version
+
+
+def _record(baseline: Path) -> Step:
+    def step(peer: Peer, values: dict[str, str], logs: Path) -> None:
+        endpoint = expand(peer.endpoint, values)
+        command = [sys.executable, "-m", "conformance.cli", "golden", "record"]
+        command += ["--from-endpoint", endpoint, "--model", peer.model, "--out", str(baseline)]
+        with (logs / "record.log").open("w") as log:
+            subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, check=True)
+        run_suite(
+            peer, values, ["--results-json", str(baseline / "results.json")], logs / "suite.log"
+        )
+
+    return step
+
+
+def _judge(args: list[str], codes: list[int | None]) -> Step:
+    def step(peer: Peer, values: dict[str, str], logs: Path) -> None:
+        codes.append(run_suite(peer, values, args, logs / "suite.log")[0])
+
+    return step
+
+
+def render(out: Path, labels: tuple[str, str], code: int | None) -> str:
+    """gate.md from the two results documents in ``out``."""
+    before = json.loads((out / "before.json").read_text(encoding="utf-8"))
+    after = json.loads((out / "after.json").read_text(encoding="utf-8"))
+    regressions = after.get("baseline", {}).get("regressions", [])
+    passed = code == 0
+    lines = [
+        f"# Upgrade gate: {labels[0]} → {labels[1]}",
+        "",
+        f"Run {datetime.now(timezone.utc):%Y-%m-%d} by `embedding-conformance matrix gate`. "
+        f"Verdict: **{'PASSED' if passed else 'FAILED'}** (the suite's exit code on the new "
+        f"release: {code}).",
+        "",
+        "| Requirement | Status | Measured | Limit |",
+        "| --- | --- | --- | --- |",
+    ]
+    by_id = {entry["id"]: entry for entry in after["requirements"]}
+    for requirement in GATE_REQUIREMENTS:
+        entry = by_id.get(requirement, {})
+        lines.append(
+            f"| `{requirement}` | {entry.get('status', 'NOT RUN')} | "
+            f"{entry.get('measured', '—')} | {entry.get('limit', '—')} |"
+        )
+    lines += ["", "Regressions (requirements doing worse than on the old release):", ""]
+    lines += [f"- {line}" for line in regressions] or ["- none"]
+    failures = [e for e in after["requirements"] if e["status"] == "FAIL"]
+    for entry in failures:
+        if entry["id"] in GATE_REQUIREMENTS:
+            for failure in entry.get("failures", [])[:3]:
+                lines.append(f"  - `{entry['id']}`: {failure.get('detail', '')[:400]}")
+    runs = [
+        compare.Run(out / "before.json", before, labels[0]),
+        compare.Run(out / "after.json", after, labels[1]),
+    ]
+    lines += ["", "## What changed between the two runs", ""]
+    lines.append(compare.render_diff_markdown(compare.diff(*runs)).rstrip())
+    return "\n".join(lines) + "\n"
