@@ -114,8 +114,10 @@ CATALOGUE: tuple[Requirement, ...] = (
         "input.empty-rejected",
         "SHOULD",
         "full",
-        "'' and [''] get a 4xx: the API says input cannot be an empty string.",
-        "empty input pooled over zero tokens (NaN or zeros) and returned as a vector.",
+        "'', [''] and [] get a 4xx: the API says input cannot be empty. Hygiene: an answer to "
+        "[] with no vectors is consistent, a vector for '' stands for nothing.",
+        "empty text embedded as the tokenizer's special tokens alone, or pooled over nothing "
+        "(NaN, zeros), and returned as a vector.",
     ),
     Requirement(
         "input.over-context",

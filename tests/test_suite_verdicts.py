@@ -52,7 +52,6 @@ MUTATIONS = {
     "wrong-index": {"envelope.index-order"},
     "missing-usage": {"envelope.usage"},
     "500-on-bad-input": {"errors.rejected", "fuzz.robust"},
-    "empty-input-200": {"errors.rejected"},
     "cross-talk": {"concurrency.isolation"},
     "coerced-then-ignored": {"errors.lenient-but-right"},  # '32' read as 32, then dropped
     "plain-text-as-input": {"errors.lenient-but-right"},  # text/plain accepted, misread
@@ -65,6 +64,7 @@ MUTATIONS = {
 INVISIBLE = {
     "leak-shm": "the client sees correct answers; tests/server/test_shm.py counts the segments",
     "token-ids-rejected": "not a bug: must be UNSUPPORTED (tested below)",
+    "empty-input-200": "not a bug: [] answered with no vectors is a SHOULD warning (tested below)",
 }
 FAST = ("--fuzz-examples", "30")
 IN_PLAY = {r.id for r in CATALOGUE if not r.id.startswith(GATE_PREFIX)}  # no --baseline given
@@ -161,6 +161,18 @@ def test_cleanly_refusing_an_optional_feature_is_unsupported(tmp_path: Path) -> 
     assert run.status("input.token-ids") == "UNSUPPORTED"
     assert run.status("input.token-id-arrays") == "UNSUPPORTED"
     assert "token-id input cleanly refused with HTTP 400" in run.output
+
+
+def test_an_empty_list_answered_with_no_vectors_is_only_a_warning(tmp_path: Path) -> None:
+    """[] breaks the schema (at least one input) but the answer, no vectors, is consistent:
+    hygiene, reported under input.empty-rejected with its reason, never a failed MUST."""
+    chosen = "input.empty-rejected,errors.rejected,errors.no-5xx,fuzz.robust"
+    run = suite_against(
+        tmp_path, "--fault", "empty-input-200", suite_args=(*FAST, "--requirements", chosen)
+    )
+    assert run.returncode == 0, run.output
+    assert run.with_status("FAIL") == {"input.empty-rejected"}, run.output
+    assert "input is []; rejecting it matters: the API's schema asks for" in run.output
 
 
 def test_fuzzing_reports_the_planted_5xx_with_a_reproducer(tmp_path: Path) -> None:

@@ -248,15 +248,9 @@ class Frontend:
 
 
 def empty_answer(model: str) -> bytes:
-    return embeddings_body(
-        model=model,
-        encoding_format="float",
-        rows=[],
-        matrix=None,
-        items=[],
-        prompt_tokens=0,
-        fault=None,
-    )
+    """The answer to no inputs: no vectors, no tokens."""
+    usage = {"prompt_tokens": 0, "total_tokens": 0}
+    return orjson.dumps({"object": "list", "data": [], "model": model, "usage": usage})
 
 
 def _plain_text(request: Request) -> bool:

@@ -1,0 +1,77 @@
+"""The published matrix (docs/compatibility) is what its results say: every results.json intact
+and the one the manifest names, every FAIL triaged, the pages rendered from the files; the
+servers that must pass do."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conformance.matrix import publish, verify
+from conformance.matrix.build import MANIFEST
+
+PUBLISHED = Path(__file__).resolve().parents[2] / "docs" / "compatibility"
+MUST_PASS = ("vllm-0.32.0", "reference-base64", "reference-shm")  # correct servers
+BUNDLED = ("reference-base64", "reference-shm")
+
+
+def manifest() -> dict[str, object]:
+    document: dict[str, object] = json.loads((PUBLISHED / MANIFEST).read_text())
+    return document
+
+
+def test_the_published_matrix_holds_to_its_documents() -> None:
+    assert verify.problems(PUBLISHED) == []
+
+
+def test_it_has_eight_columns_seven_of_them_third_party() -> None:
+    ran = [entry["name"] for entry in manifest()["peers"] if entry["state"] == "ran"]  # type: ignore[index]
+    assert len(ran) >= 8, ran
+    assert len([name for name in ran if name not in BUNDLED]) >= 7, ran
+
+
+@pytest.mark.parametrize("peer", MUST_PASS)
+def test_correct_servers_pass_every_must(peer: str) -> None:
+    document = json.loads((PUBLISHED / peer / "results.json").read_text())
+    entries = document["requirements"]
+    assert [r["id"] for r in entries if r["status"] == "FAIL" and r["level"] == "MUST"] == []
+    assert document["certification"]["certified"]
+
+
+def test_an_edited_verdict_is_caught(tmp_path: Path) -> None:
+    copy = tmp_path / "compatibility"
+    shutil.copytree(PUBLISHED, copy)
+    results = copy / "infinity" / "results.json"
+    results.write_text(results.read_text().replace('"status": "FAIL"', '"status": "PASS"', 1))
+    found = verify.problems(copy)
+    assert "infinity: results.json is not the file matrix.json records" in found
+    assert "infinity: results.json fails its own integrity digest" in found
+
+
+def test_a_hand_edited_page_is_caught(tmp_path: Path) -> None:
+    copy = tmp_path / "compatibility"
+    shutil.copytree(PUBLISHED, copy)
+    readme = copy / "README.md"
+    readme.write_text(readme.read_text().replace("NOT CERTIFIED", "CERTIFIED", 1))
+    assert verify.problems(copy) == [
+        "README.md is not what the published files render to (matrix render)"
+    ]
+    publish.render(copy)
+    assert verify.problems(copy) == []
+
+
+def test_a_triage_line_without_its_fail_is_caught(tmp_path: Path) -> None:
+    copy = tmp_path / "compatibility"
+    shutil.copytree(PUBLISHED, copy)
+    with (copy / "triage.toml").open("a") as triage:
+        triage.write(
+            '\n[[fail]]\npeer = "vllm-0.32.0"\nrequirement = "normalization.unit-norm"\n'
+            'does = "x"\nwhy = "y"\n'
+        )
+    publish.render(copy)
+    assert verify.problems(copy) == [
+        "triage line without a FAIL: vllm-0.32.0 normalization.unit-norm"
+    ]
