@@ -49,10 +49,11 @@ class Environment:
 @dataclass(frozen=True)
 class Process:
     argv: tuple[str, ...]
-    ready: str  # a URL that answers 2xx once the process serves
+    ready: str  # a URL that answers 2xx once the process serves ("": no check, setup only)
     environment: str
     ready_text: str = ""  # ... and whose body holds this text
     env: Mapping[str, str] = field(default_factory=dict)
+    setup: bool = False  # a command that must end with exit 0 (e.g. load a model), not a server
 
 
 @dataclass(frozen=True)
@@ -146,7 +147,7 @@ def _peer(spec: Mapping[str, Any], environments: Mapping[str, Environment]) -> P
     for environment in peer.environments:
         if environment != PROJECT and environment not in environments:
             raise ValueError(f"{where}: no environment named {environment!r}")
-    for text in (peer.endpoint, *(p.ready for p in processes)):
+    for text in (peer.endpoint, *(p.ready for p in processes if p.ready)):
         if not text.startswith(LOOPBACK):
             raise ValueError(f"{where}: {text!r} is not on {LOOPBACK} (peers serve loopback only)")
     for text in (peer.endpoint, *peer.files.values(), *peer.suite_args):
@@ -162,12 +163,15 @@ def _process(where: str, spec: Mapping[str, Any], environment: str) -> Process:
     env = spec.get("env", {})
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
         raise ValueError(f"{where}: a process's env must map names to strings")
+    setup = bool(spec.get("setup", False))
+    ready = spec.get("ready", "") if setup else spec["ready"]
     return Process(
         argv=tuple(_strings(where, spec["argv"])),
-        ready=spec["ready"],
+        ready=ready,
         environment=spec.get("environment", environment),
         ready_text=spec.get("ready_text", ""),
         env=dict(env),
+        setup=setup,
     )
 
 

@@ -62,8 +62,13 @@ def serving(
     started = time.monotonic()
     try:
         for process in processes:
-            launched.append(_launch(process, values, pythons[process.environment], log))
-            _wait_ready(process, values, launched, log, started + timeout)
+            item = _launch(process, values, pythons[process.environment], log)
+            if process.setup:
+                _run_to_end(item, launched, log, started + timeout)
+            else:
+                launched.append(item)
+            if process.ready:
+                _wait_ready(process, values, launched, log, started + timeout)
         yield time.monotonic() - started
     finally:
         for item in reversed(launched):
@@ -97,12 +102,34 @@ def _describe(argv: Sequence[str]) -> str:
     program = Path(argv[0]).name
     if len(argv) > 2 and argv[1] == "-m":
         return f"{program} -m {argv[2]}"
-    return f"{program} -c ..." if len(argv) > 1 and argv[1] == "-c" else program
+    if len(argv) > 1 and argv[1] == "-c":
+        return f"{program} -c ..."
+    return f"{program} {argv[1]}" if len(argv) > 1 and not argv[1].startswith("-") else program
 
 
 def _last_words(log: Path) -> str:
     lines = [line.strip() for line in tail(log, 40).splitlines() if line.strip()]
     return f"; last output: {lines[-1][:300]}" if lines else ""
+
+
+def _run_to_end(item: Launched, servers: Sequence[Launched], log: Path, deadline: float) -> None:
+    """Wait for a setup command to end well, while the servers before it keep running."""
+    try:
+        while (code := item.popen.poll()) is None:
+            _check_alive(servers, log)
+            if time.monotonic() > deadline:
+                raise StartError(f"{item.name} did not end in time{_last_words(log)}")
+            time.sleep(POLL_S / 4)
+    finally:
+        stop(item.popen)
+    if code != 0:
+        raise StartError(f"{item.name} exited with code {code}{_last_words(log)}")
+
+
+def _check_alive(launched: Sequence[Launched], log: Path) -> None:
+    for item in launched:
+        if (code := item.popen.poll()) is not None:
+            raise StartError(f"{item.name} exited with code {code}{_last_words(log)}")
 
 
 def _wait_ready(
@@ -114,9 +141,7 @@ def _wait_ready(
 ) -> None:
     url = expand(process.ready, values)
     while True:
-        for item in launched:
-            if (code := item.popen.poll()) is not None:
-                raise StartError(f"{item.name} exited with code {code}{_last_words(log)}")
+        _check_alive(launched, log)
         with contextlib.suppress(requests.RequestException):
             answer = requests.get(url, timeout=5)
             if answer.ok and process.ready_text in answer.text:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -122,3 +124,42 @@ def test_a_build_lists_peers_that_did_not_come_up(tmp_path: Path) -> None:
     assert "NO RESULTS" in (out / "index.html").read_text()
     assert verify.problems(out) == []
     assert not [p for p in out.parent.iterdir() if p.name.startswith(".published-")]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_build_stops_its_peer_and_publishes_nothing(
+    tmp_path: Path, signum: signal.Signals
+) -> None:
+    peers_file = tmp_path / "peers.toml"
+    peers_file.write_text(
+        f"""
+[[peer]]
+name = "slow"
+title = "Slow"
+package = "embedding-conformance"
+homepage = "https://example.org"
+environment = "project"
+endpoint = "http://127.0.0.1:{{port}}"
+model = "all-MiniLM-L6-v2"
+
+[[peer.process]]
+argv = ["{{python}}", "-c", {json.dumps(NEVER_READY)}]
+ready = "http://127.0.0.1:{{port}}/health"
+"""
+    )
+    out, cache = tmp_path / "published", tmp_path / "cache"
+    command = [os.sys.executable, "-m", "conformance.cli", "matrix", "build"]
+    command += ["--peers", str(peers_file), "--cache", str(cache), "--out", str(out)]
+    build_process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    pids = cache / "slow" / "work" / "pids"
+    deadline = time.monotonic() + 60
+    while not pids.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    server = next(iter(processes.descendants(build_process.pid)))
+    build_process.send_signal(signum)
+    output, _ = build_process.communicate(timeout=60)
+    assert build_process.returncode == 130, output
+    assert "every started peer was stopped" in output
+    assert not alive(server) and not alive(int(pids.read_text()))
+    assert not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "peers.toml"]  # no staging
