@@ -66,12 +66,17 @@ class Outcome:
 Progress = Callable[[str], None]
 
 
+def say_now(text: str) -> None:
+    """A progress line, shown at once even when the output is a pipe (tox, CI logs)."""
+    print(text, flush=True)
+
+
 def build(
     catalogue: Catalogue,
     names: Sequence[str],
     out: Path,
     root: Path,
-    progress: Progress = print,
+    progress: Progress = say_now,
 ) -> list[Outcome]:
     """Run ``names`` (all peers when empty), then publish them into ``out`` beside the columns
     of earlier builds. Returns the outcomes of this build."""

@@ -93,10 +93,11 @@ def run_matrix(args: argparse.Namespace) -> int:
 
 
 def _gate(catalogue: peers.Catalogue, old: str, new: str, out: Path, root: Path) -> int:
+    from conformance.matrix.build import say_now
     from conformance.matrix.gate import gate
 
     try:
-        return gate(catalogue, old, new, out, root, print)
+        return gate(catalogue, old, new, out, root, say_now)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE

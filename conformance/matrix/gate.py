@@ -15,7 +15,6 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
-from datetime import datetime, timezone
 from pathlib import Path
 
 from conformance.files import write_text_atomically
@@ -106,7 +105,7 @@ def render(out: Path, labels: tuple[str, str], code: int | None) -> str:
     lines = [
         f"# Upgrade gate: {labels[0]} → {labels[1]}",
         "",
-        f"Run {datetime.now(timezone.utc):%Y-%m-%d} by `embedding-conformance matrix gate`: "
+        f"Run {after['run']['finished'][:10]} by `embedding-conformance matrix gate`: "
         "the README's recipe on two real servers. While the old release served:",
         "`embedding-conformance golden record --from-endpoint URL --out baseline` and "
         "`pytest --endpoint URL --results-json baseline/results.json`; then, on the new "

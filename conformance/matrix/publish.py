@@ -30,7 +30,7 @@ def render_pages(out: Path) -> dict[str, str]:
     manifest = json.loads((out / "matrix.json").read_text(encoding="utf-8"))
     documents = results_documents(out, manifest)
     lines = triage.load(out / triage.FILE)
-    runs = [_run(out, entry, documents) for entry in manifest["peers"]]
+    runs = [_run(entry, documents) for entry in manifest["peers"]]
     rows = compare.matrix(runs)
     return {
         "README.md": _markdown(manifest, documents, lines, runs, rows),
@@ -52,10 +52,8 @@ def _label(entry: Mapping[str, Any]) -> str:
     return f"{entry['title']} {entry.get('version', '')}".strip()
 
 
-def _run(
-    out: Path, entry: Mapping[str, Any], documents: Mapping[str, dict[str, Any]]
-) -> compare.Run:
-    path = out / entry["name"] / "results.json"
+def _run(entry: Mapping[str, Any], documents: Mapping[str, dict[str, Any]]) -> compare.Run:
+    path = Path(entry["name"]) / "results.json"  # relative: the pages must not name a machine
     document = documents.get(entry["name"])
     if document is None:
         return compare.Run(path, {"requirements": []}, _label(entry), _absence(entry))

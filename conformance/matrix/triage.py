@@ -46,13 +46,16 @@ def load(path: Path) -> list[Line]:
         raise ValueError(f"{path}: cannot read the triage: {exc}") from None
     lines = []
     for index, entry in enumerate(document.get("fail", [])):
-        try:
-            line = Line(**entry)
-        except TypeError as exc:
-            raise ValueError(f"{path}: [[fail]] number {index + 1}: {exc}") from None
-        if not (line.does.strip() and line.why.strip()):
-            raise ValueError(f"{path}: {line.peer} {line.requirement}: 'does' and 'why' are owed")
-        lines.append(line)
+        # one entry may name several peers that fail alike (two releases, two GGUFs)
+        names = entry.get("peer")
+        for peer in names if isinstance(names, list) else [names]:
+            try:
+                line = Line(**{**entry, "peer": peer})
+            except TypeError as exc:
+                raise ValueError(f"{path}: [[fail]] number {index + 1}: {exc}") from None
+            if not (line.does.strip() and line.why.strip()):
+                raise ValueError(f"{path}: {peer} {line.requirement}: 'does' and 'why' are owed")
+            lines.append(line)
     keys = [line.key for line in lines]
     if twice := sorted({key for key in keys if keys.count(key) > 1}):
         raise ValueError(f"{path}: triaged twice: {twice[0][0]} {twice[0][1]}")

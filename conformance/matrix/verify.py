@@ -12,6 +12,8 @@ from conformance.matrix.build import MANIFEST, file_sha256, load_manifest
 from conformance.matrix.publish import PAGES, render_pages, results_documents
 from conformance.reporting import integrity
 
+GATE_DOCUMENTS = ("gate/before.json", "gate/after.json")
+
 
 def problems(out: Path, pages: bool = True) -> list[str]:
     manifest = load_manifest(out)
@@ -30,6 +32,10 @@ def problems(out: Path, pages: bool = True) -> list[str]:
         document = json.loads(path.read_text(encoding="utf-8"))
         if not integrity.verify(document).ok:
             found.append(f"{entry['name']}: results.json fails its own integrity digest")
+    for name in GATE_DOCUMENTS:  # the upgrade gate's two runs, when published beside
+        path = out / name
+        if path.exists() and not integrity.verify(json.loads(path.read_text())).ok:
+            found.append(f"{name} fails its own integrity digest")
     lines = triage.load(out / triage.FILE)
     fails = triage.failures(results_documents(out, manifest))
     found += triage.check(lines, fails).problems()

@@ -35,11 +35,14 @@ def load_text(tmp_path: Path, text: str) -> peers.Catalogue:
 def test_the_shipped_peers_load_and_serve_loopback_only() -> None:
     catalogue = peers.load()
     assert len(catalogue.peers) >= 8
-    text = peers.default_path().read_text()
-    assert "0.0.0.0" not in text
     for peer in catalogue.peers:
         assert peer.endpoint.startswith("http://127.0.0.1:")
-        assert all(p.ready.startswith("http://127.0.0.1:") for p in peer.processes)
+        for process in peer.processes:
+            assert not process.ready or process.ready.startswith("http://127.0.0.1:")
+            words = [*process.argv, *process.env.values()]
+            assert "0.0.0.0" not in words and "localhost" not in words
+            hosts = [words[i + 1] for i, word in enumerate(words) if word == "--host"]
+            assert set(hosts) <= {"127.0.0.1"}, peer.name
 
 
 def test_a_minimal_peer_loads(tmp_path: Path) -> None:

