@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,16 +27,35 @@ def render(out: Path) -> None:
         write_text_atomically(out / name, pages[name])
 
 
+Failure = tuple[str, str, "triage.Line | None"]  # requirement, level, its triage line
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """What both pages show: the manifest, each peer's results, the triage, the table."""
+
+    manifest: Mapping[str, Any]
+    documents: Mapping[str, dict[str, Any]]  # results by peer name
+    triaged: Mapping[tuple[str, str], triage.Line]  # by (peer, requirement)
+    runs: Sequence[compare.Run]
+    rows: Sequence[compare.Row]
+
+    def failures(self) -> Iterator[tuple[Mapping[str, Any], list[Failure]]]:
+        """Each peer with FAILs, and (requirement, level, its triage line or None) of each."""
+        for entry in self.manifest["peers"]:
+            fails = _fails(self.documents.get(entry["name"]))
+            if fails:
+                keyed = [(i, level, self.triaged.get((entry["name"], i))) for i, level in fails]
+                yield entry, keyed
+
+
 def render_pages(out: Path) -> dict[str, str]:
     manifest = json.loads((out / "matrix.json").read_text(encoding="utf-8"))
     documents = results_documents(out, manifest)
-    lines = triage.load(out / triage.FILE)
+    lines = {line.key: line for line in triage.load(out / triage.FILE)}
     runs = [_run(entry, documents) for entry in manifest["peers"]]
-    rows = compare.matrix(runs)
-    return {
-        "README.md": _markdown(manifest, documents, lines, runs, rows),
-        "index.html": _html(manifest, documents, lines, runs, rows),
-    }
+    matrix = Matrix(manifest, documents, lines, runs, compare.matrix(runs))
+    return {"README.md": _markdown(matrix), "index.html": _html(matrix)}
 
 
 def results_documents(out: Path, manifest: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -103,20 +123,19 @@ INTRO = (
 # Markdown
 
 
-def _markdown(
-    manifest: Mapping[str, Any],
-    documents: Mapping[str, dict[str, Any]],
-    lines: Sequence[triage.Line],
-    runs: Sequence[compare.Run],
-    rows: Sequence[compare.Row],
-) -> str:
-    out = ["# Compatibility matrix", "", INTRO, "", _built_line(manifest)]
+def _markdown(matrix: Matrix) -> str:
+    out = ["# Compatibility matrix", "", INTRO, "", _built_line(matrix.manifest)]
     out += ["", f"Rebuild it with `{COMMAND}` from a clone (see the project README).", ""]
     out += ["## Peers", ""]
-    out += _peer_table(manifest, documents)
-    out += ["", "## Requirements by peer", "", compare.render_markdown(runs, rows).rstrip()]
-    out += ["", "## Triage", ""]
-    out += _triage_markdown(manifest, documents, lines)
+    out += _peer_table(matrix.manifest, matrix.documents)
+    table = compare.render_markdown(matrix.runs, matrix.rows).rstrip()
+    out += ["", "## Requirements by peer", "", table, "", "## Triage", ""]
+    for entry, fails in matrix.failures():
+        out += [f"### {_label(entry)}", ""]
+        out += [f"- `{i}` ({level}): {_line_text(line)}" for i, level, line in fails]
+        out.append("")
+    if not any(matrix.failures()):
+        out.append("No FAIL in any column.")
     return "\n".join(out) + "\n"
 
 
@@ -147,26 +166,6 @@ def _verdict(entry: Mapping[str, Any], document: Mapping[str, Any] | None) -> st
     return "CERTIFIED" if certification.get("certified") else "NOT CERTIFIED"
 
 
-def _triage_markdown(
-    manifest: Mapping[str, Any],
-    documents: Mapping[str, dict[str, Any]],
-    lines: Sequence[triage.Line],
-) -> list[str]:
-    by_key = {line.key: line for line in lines}
-    out: list[str] = []
-    for entry in manifest["peers"]:
-        document = documents.get(entry["name"])
-        fails = _fails(document)
-        if not fails:
-            continue
-        out += [f"### {_label(entry)}", ""]
-        for requirement, level in fails:
-            line = by_key.get((entry["name"], requirement))
-            out.append(f"- `{requirement}` ({level}): " + _line_text(line))
-        out.append("")
-    return out or ["No FAIL in any column."]
-
-
 def _fails(document: Mapping[str, Any] | None) -> list[tuple[str, str]]:
     """(requirement, level) of each FAIL of a run, in catalogue order."""
     entries = (document or {}).get("requirements", [])
@@ -187,20 +186,14 @@ def _line_text(line: triage.Line | None) -> str:
 # HTML
 
 
-def _html(
-    manifest: Mapping[str, Any],
-    documents: Mapping[str, dict[str, Any]],
-    lines: Sequence[triage.Line],
-    runs: Sequence[compare.Run],
-    rows: Sequence[compare.Row],
-) -> str:
+def _html(matrix: Matrix) -> str:
     e = html.escape
-    preface = [f"<p>{e(INTRO)}</p>", f"<p>{e(_built_line(manifest))}</p>", "<h2>Peers</h2>"]
+    preface = [f"<p>{e(INTRO)}</p>", f"<p>{e(_built_line(matrix.manifest))}</p>", "<h2>Peers</h2>"]
     preface += ["<table><thead><tr><th>Peer</th><th>Version</th><th>What runs</th>"]
     preface += ["<th>Start-up</th><th>Suite</th><th>Verdict</th><th>Report</th></tr></thead>"]
     preface.append("<tbody>")
-    for entry in manifest["peers"]:
-        document = documents.get(entry["name"])
+    for entry in matrix.manifest["peers"]:
+        document = matrix.documents.get(entry["name"])
         report = (
             f'<a href="{e(entry["name"])}/report.html">report</a>' if document is not None else ""
         )
@@ -213,21 +206,15 @@ def _html(
         )
     preface.append("</tbody></table>")
     appendix = ["<h2>Triage</h2>"]
-    by_key = {line.key: line for line in lines}
-    for entry in manifest["peers"]:
-        document = documents.get(entry["name"])
-        fails = _fails(document)
-        if not fails:
-            continue
+    for entry, fails in matrix.failures():
         appendix += [f"<h3>{e(_label(entry))}</h3>", "<ul>"]
-        for requirement, level in fails:
-            appendix.append(
-                f"<li><code>{e(requirement)}</code> ({e(level)}): "
-                f"{_line_html(by_key.get((entry['name'], requirement)))}</li>"
-            )
+        appendix += [
+            f"<li><code>{e(i)}</code> ({e(level)}): {_line_html(line)}</li>"
+            for i, level, line in fails
+        ]
         appendix.append("</ul>")
     return compare.render_html(
-        runs, rows, title="Compatibility matrix", preface=preface, appendix=appendix
+        matrix.runs, matrix.rows, title="Compatibility matrix", preface=preface, appendix=appendix
     )
 
 
