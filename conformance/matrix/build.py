@@ -82,12 +82,11 @@ def build(
     of earlier builds. Returns the outcomes of this build."""
     peers = [catalogue.peer(name) for name in names] if names else list(catalogue.peers)
     model = model_folder(root)
-    processes.become_subreaper()
     started = time.monotonic()
     staging = staging_dir(out)
     outcomes: list[Outcome] = []
     try:
-        with _interrupt_on_sigterm():
+        with _interrupt_on_sigterm(), processes.subreaper():
             for number, peer in enumerate(peers, 1):
                 say = _prefix(progress, f"[{number}/{len(peers)}] {peer.name}")
                 outcomes.append(run_peer(catalogue, peer, root, model, staging / peer.name, say))

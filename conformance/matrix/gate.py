@@ -38,8 +38,7 @@ def gate(catalogue: Catalogue, old: str, new: str, out: Path, root: Path, say: P
     """Run the gate from peer ``old`` to peer ``new``; write ``out``; the suite's exit code on
     the new peer (1: it regressed or failed)."""
     model = model_folder(root)
-    processes.become_subreaper()
-    with tempfile.TemporaryDirectory(prefix="ec-gate-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="ec-gate-") as scratch, processes.subreaper():
         baseline = Path(scratch) / "baseline"
         old_peer, new_peer = catalogue.peer(old), catalogue.peer(new)
         old_version = _serve(catalogue, old_peer, root, model, say, _record(baseline))

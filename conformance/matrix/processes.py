@@ -60,6 +60,7 @@ def serving(
     took; stop them all (the last first) on the way out, however it is left."""
     launched: list[Launched] = []
     started = time.monotonic()
+    ours_before = descendants(os.getpid())
     try:
         for process in processes:
             item = _launch(process, values, pythons[process.environment], log)
@@ -73,6 +74,9 @@ def serving(
     finally:
         for item in reversed(launched):
             stop(item.popen)
+        # A daemon that left its session and parent: handed to us under subreaper(), or gone
+        if strays := descendants(os.getpid()) - ours_before:
+            _terminate(strays)
         ports = [int(values[key]) for key in ("port", "port2", "port3") if key in values]
         if listening := [port for port in ports if is_listening(port)]:
             raise RuntimeError(f"still listening on 127.0.0.1 port {listening} after the stop")
@@ -169,6 +173,17 @@ def stop(popen: subprocess.Popen[bytes], grace: float = GRACE_S) -> None:
     _reap(family)
 
 
+def _terminate(pids: set[int], grace: float = GRACE_S) -> None:
+    """SIGTERM, then SIGKILL to what is left after ``grace``: processes that are no Popen's."""
+    for signum in (signal.SIGTERM, signal.SIGKILL):
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signum)
+        deadline = time.monotonic() + grace
+        while _alive(pids) and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+
 def _signal(group: int, pids: set[int], signum: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(group, signum)
@@ -220,15 +235,24 @@ def _reap(pids: set[int]) -> None:
             os.waitpid(pid, os.WNOHANG)
 
 
-def become_subreaper() -> None:
-    """Make orphaned descendants (a daemon that double-forked away from its server) our
-    children instead of init's, so ``descendants`` still finds them at the stop. Linux only;
-    elsewhere the process group and the /proc walk are all there is."""
+@contextlib.contextmanager
+def subreaper() -> Iterator[None]:
+    """Within: orphaned descendants (a daemon that double-forked away from its server) become
+    our children instead of init's, so ``descendants`` still finds them at the stop. Linux
+    only; elsewhere the process group and the /proc walk are all there is."""
+    _set_child_subreaper(1)
+    try:
+        yield
+    finally:
+        _set_child_subreaper(0)
+
+
+def _set_child_subreaper(flag: int) -> None:
     with contextlib.suppress(OSError, AttributeError):
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+        libc.prctl(36, flag, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
 
 
 def is_listening(port: int) -> bool:

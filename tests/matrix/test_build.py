@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -60,7 +61,7 @@ def values(tmp_path: Path) -> dict[str, str]:
 def test_a_serving_peer_is_stopped_whole(tmp_path: Path) -> None:
     given = values(tmp_path)
     server = process(PYTHON, "-m", "http.server", "{port}", "--bind", "127.0.0.1")
-    pythons = {peers.PROJECT: Path(os.sys.executable)}
+    pythons = {peers.PROJECT: Path(sys.executable)}
     with processes.serving([server], given, pythons, tmp_path / "log", 30) as startup:
         assert startup < 30
         assert processes.is_listening(int(given["port"]))
@@ -85,7 +86,7 @@ def _servers(port: str) -> set[int]:
 
 def test_a_peer_that_never_gets_ready_is_stopped_with_its_grandchild(tmp_path: Path) -> None:
     given = values(tmp_path)
-    pythons = {peers.PROJECT: Path(os.sys.executable)}
+    pythons = {peers.PROJECT: Path(sys.executable)}
     wedged = process(PYTHON, "-c", NEVER_READY)
     started = time.monotonic()
     with (
@@ -148,7 +149,7 @@ ready = "http://127.0.0.1:{{port}}/health"
 """
     )
     out, cache = tmp_path / "published", tmp_path / "cache"
-    command = [os.sys.executable, "-m", "conformance.cli", "matrix", "build"]
+    command = [sys.executable, "-m", "conformance.cli", "matrix", "build"]
     command += ["--peers", str(peers_file), "--cache", str(cache), "--out", str(out)]
     build_process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     pids = cache / "slow" / "work" / "pids"
@@ -163,3 +164,28 @@ ready = "http://127.0.0.1:{{port}}/health"
     assert not alive(server) and not alive(int(pids.read_text()))
     assert not out.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "peers.toml"]  # no staging
+
+
+DAEMONIZES = (
+    "import os, pathlib, time\n"
+    "if os.fork() == 0:\n"
+    "    os.setsid()\n"
+    "    if os.fork() == 0:\n"
+    "        pathlib.Path('daemon').write_text(str(os.getpid()))\n"
+    "        time.sleep(600)\n"
+    "    os._exit(0)\n"
+    "time.sleep(600)\n"
+)
+
+
+def test_a_daemon_that_left_its_session_and_parent_is_stopped_too(tmp_path: Path) -> None:
+    given = values(tmp_path)
+    pythons = {peers.PROJECT: Path(sys.executable)}
+    with (
+        processes.subreaper(),
+        pytest.raises(processes.StartError),
+        processes.serving([process(PYTHON, "-c", DAEMONIZES)], given, pythons, tmp_path / "l", 3),
+    ):
+        pass
+    daemon = int((tmp_path / "daemon").read_text())
+    assert not alive(daemon)
