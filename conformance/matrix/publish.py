@@ -172,6 +172,10 @@ def _fails(document: Mapping[str, Any] | None) -> list[tuple[str, str]]:
     return [(r["id"], r["level"]) for r in entries if r["status"] == "FAIL"]
 
 
+def _link_word(link: str) -> str:
+    return "pull request" if "/pull/" in link else "issue"
+
+
 def _line_text(line: triage.Line | None) -> str:
     if line is None:
         return "**UNTRIAGED**"
@@ -179,7 +183,7 @@ def _line_text(line: triage.Line | None) -> str:
     if line.judgement:
         text += f" *Judgement call:* {line.judgement}"
     if line.link:
-        text += f" ([issue]({line.link}))"
+        text += f" ([{_link_word(line.link)}]({line.link}))"
     return text
 
 
@@ -226,5 +230,5 @@ def _line_html(line: triage.Line | None) -> str:
     if line.judgement:
         text += f" <em>Judgement call:</em> {e(line.judgement)}"
     if line.link:
-        text += f' (<a href="{e(line.link)}">issue</a>)'
+        text += f' (<a href="{e(line.link)}">{_link_word(line.link)}</a>)'
     return text
