@@ -101,7 +101,7 @@ def _gate(catalogue: peers.Catalogue, old: str, new: str, out: Path, root: Path)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except (RuntimeError, subprocess.CalledProcessError) as exc:  # a peer did not come up
+    except (RuntimeError, OSError, subprocess.CalledProcessError) as exc:  # a peer failed
         print(f"error: the gate could not run: {exc}", file=sys.stderr)
         return EXIT_PROBLEM
     except KeyboardInterrupt:

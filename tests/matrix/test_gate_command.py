@@ -1,0 +1,59 @@
+"""`matrix gate OLD NEW` on two peers of a peers file: the same server passes the gate, a
+server whose vectors drifted fails it, on baseline.vectors, with the regression named."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conformance.cli import main
+
+PEERS = """
+[[peer]]
+name = "{name}"
+title = "reference server"
+package = "embedding-conformance"
+homepage = "https://example.org"
+environment = "project"
+endpoint = "http://127.0.0.1:{{port}}"
+model = "all-MiniLM-L6-v2"
+suite_args = ["--fuzz-examples", "20"]  # the gate judges answers, not the fuzzer's reach
+
+[[peer.process]]
+argv = ["{{python}}", "-m", "conformance.server", "--host", "127.0.0.1",
+    "--port", "{{port}}"{extra}]
+ready = "http://127.0.0.1:{{port}}/health"
+"""
+
+
+@pytest.fixture(scope="module")
+def peers_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("peers") / "peers.toml"
+    drifted = ', "--fault", "fp16-vectors"'
+    path.write_text(
+        PEERS.format(name="old", extra="") + PEERS.format(name="drifted", extra=drifted)
+    )
+    return path
+
+
+def gate(tmp_path: Path, peers_file: Path, new: str) -> tuple[int, str]:
+    out = tmp_path / "gate"
+    args = ["matrix", "gate", "old", new, "--peers", str(peers_file)]
+    code = main([*args, "--cache", str(tmp_path / "cache"), "--out", str(out)])
+    return code, (out / "gate.md").read_text()
+
+
+def test_the_same_server_passes_the_gate(tmp_path: Path, peers_file: Path) -> None:
+    code, page = gate(tmp_path, peers_file, "old")
+    assert code == 0
+    assert "Verdict: **PASSED**" in page
+    assert "- `baseline.vectors` PASS: 0 of 240 inputs accepted or rejected differently" in page
+
+
+def test_drifted_vectors_fail_the_gate(tmp_path: Path, peers_file: Path) -> None:
+    code, page = gate(tmp_path, peers_file, "drifted")
+    assert code == 1
+    assert "Verdict: **FAILED**" in page
+    assert "- `baseline.vectors` FAIL" in page
+    assert "- REGRESSION reference.agreement: PASS before, FAIL now" in page
