@@ -30,6 +30,8 @@ from conformance.server import transports
 from conformance.server.api import ModelInfo
 from conformance.server.runtime import worker_environment
 
+IPC = "ipc://"
+
 START_TIMEOUT = 600.0  # a cold vLLM start compiles for minutes
 SHM_TTL = 60.0
 SILENCE_LIMIT = 5.0  # a remote worker beats every second; after this long silent, it is lost
@@ -243,6 +245,9 @@ class WorkerPool:
                 self._probe.unlink()
         transports.sweep(self.prefix)  # the frontend owns cleanup: nothing may outlive us
         self._socket.close()
+        if self.address.startswith(IPC):  # ZeroMQ leaves the socket file of a bound ipc address
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.address.removeprefix(IPC))
 
 
 def kill_group(process: subprocess.Popen[bytes]) -> None:

@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -104,7 +105,7 @@ def test_client_disconnect_mid_request_leaves_no_segment(clean_server: str) -> N
     wait_for(lambda: not segments(prefix), timeout=30)
 
 
-def test_sigterm_leaves_no_segment() -> None:
+def test_sigterm_leaves_no_segment_and_no_socket() -> None:
     server = reference_server("--transport", "shm")
     with server as url:
         prefix = health(url)["shm_prefix"]
@@ -114,6 +115,7 @@ def test_sigterm_leaves_no_segment() -> None:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=60) in (0, -signal.SIGTERM)  # uvicorn re-raises it
     assert segments(prefix) == [] and segments("ecfprobe_" + prefix.removeprefix("ecf_")) == []
+    assert not (Path(tempfile.gettempdir()) / f"ecf-{process.pid}.sock").exists()  # its socket
 
 
 def test_leak_fault_leaks_and_clean_mode_does_not() -> None:
