@@ -55,15 +55,17 @@ def describe_failure(exc: Exception) -> str:
 def closed_before_answering(exc: BaseException) -> bool:
     """Whether the connection was reset or closed before any answer came (a pooled connection
     the server had closed), as opposed to a refused connection, a timeout or a broken answer."""
-    seen: list[object] = [exc]
-    while seen:
-        item = seen.pop()
-        if isinstance(
-            item, ConnectionResetError | BrokenPipeError | http.client.RemoteDisconnected
-        ):
+    todo: list[object] = [exc]
+    seen: set[int] = set()  # exceptions can point at each other through their context
+    while todo:
+        item = todo.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, CLOSED_BEFORE_ANSWERING):
             return True
         if isinstance(item, BaseException):
-            seen += [*item.args, item.__cause__, item.__context__]
+            todo += [*item.args, item.__cause__, item.__context__]
     return False
 
 

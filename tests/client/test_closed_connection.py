@@ -79,3 +79,9 @@ def test_only_a_connection_closed_before_any_answer_counts() -> None:
     assert closed_before_answering(ConnectionError(OSError("x", ConnectionResetError(104))))
     assert not closed_before_answering(ConnectionError(ConnectionRefusedError(111)))
     assert not closed_before_answering(TimeoutError())
+
+
+def test_exceptions_that_refer_to_each_other_end_the_search() -> None:
+    first, second = OSError("a"), OSError("b")
+    first.__context__, second.__context__ = second, first
+    assert not closed_before_answering(first)
