@@ -8,7 +8,6 @@ interrupted build leaves the published matrix as it was.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import platform
@@ -31,6 +30,7 @@ from conformance.files import staging_dir, write_text_atomically
 from conformance.matrix import environments, processes
 from conformance.matrix.peers import PROJECT, Catalogue, Peer, expand
 from conformance.reporting.document import catalogue_sha256
+from conformance.variants import file_sha256
 
 MANIFEST = "matrix.json"
 FORMAT = 1
@@ -143,7 +143,7 @@ def install(
     started = time.monotonic()
     for name in peer.environments:
         if name == PROJECT:
-            pythons[name] = Path(sys.executable)
+            pythons[name] = environments.python_of(name, root)
             continue
         environment = catalogue.environments[name]
         if not environments.is_installed(environment, root):
@@ -320,10 +320,6 @@ def machine() -> dict[str, Any]:
 
 def _quiet_oserror() -> suppress:
     return suppress(OSError, ValueError, IndexError)  # a machine without /proc: less detail
-
-
-def file_sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _first_line(text: str) -> str:

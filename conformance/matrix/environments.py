@@ -34,8 +34,6 @@ def python_of(environment: str, root: Path) -> Path:
 
 
 def is_installed(environment: Environment, root: Path) -> bool:
-    if environment.name == PROJECT:
-        return True
     stamp = root / environment.name / STAMP
     return (
         python_of(environment.name, root).exists()

@@ -15,6 +15,7 @@ from typing import Any
 from conformance.files import write_text_atomically
 from conformance.matrix import triage
 from conformance.reporting import compare
+from conformance.reporting.html import duration_text, plural
 
 COMMAND = "tox -e matrix"  # = embedding-conformance matrix build --out docs/compatibility
 PAGES = ("README.md", "index.html")
@@ -43,7 +44,7 @@ class Matrix:
     def failures(self) -> Iterator[tuple[Mapping[str, Any], list[Failure]]]:
         """Each peer with FAILs, and (requirement, level, its triage line or None) of each."""
         for entry in self.manifest["peers"]:
-            fails = _fails(self.documents.get(entry["name"]))
+            fails = triage.fails_of(self.documents.get(entry["name"]))
             if fails:
                 keyed = [(i, level, self.triaged.get((entry["name"], i))) for i, level in fails]
                 yield entry, keyed
@@ -85,14 +86,11 @@ def _absence(entry: Mapping[str, Any]) -> str:
 
 
 def _failed(document: Mapping[str, Any] | None, level: str) -> list[str]:
-    return [requirement for requirement, lv in _fails(document) if lv == level]
+    return [requirement for requirement, lv in triage.fails_of(document) if lv == level]
 
 
 def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "—"
-    minutes, rest = divmod(round(seconds), 60)
-    return f"{minutes} min {rest} s" if minutes else f"{rest} s"
+    return "—" if seconds is None else duration_text(seconds)
 
 
 def _built_line(manifest: Mapping[str, Any]) -> str:
@@ -102,13 +100,9 @@ def _built_line(manifest: Mapping[str, Any]) -> str:
         f"Built {manifest['built']} on {machine['cpu']} ({machine['cores']} cores, "
         f"{machine['memory_gib']} GiB, {machine['system']}, Python {machine['python']}) with "
         f"embedding-conformance {suite['version']} (requirement catalogue sha256 "
-        f"`{suite['catalogue_sha256'][:16]}…`). The last build ran {_peers(len(last['peers']))} "
-        f"in {_duration(last['wall_time_s'])}."
+        f"`{suite['catalogue_sha256'][:16]}…`). The last build ran "
+        f"{plural(len(last['peers']), 'peer')} in {_duration(last['wall_time_s'])}."
     )
-
-
-def _peers(count: int) -> str:
-    return f"{count} peer{'' if count == 1 else 's'}"
 
 
 INTRO = (
@@ -164,12 +158,6 @@ def _verdict(entry: Mapping[str, Any], document: Mapping[str, Any] | None) -> st
         return f"{entry['state']}: {entry.get('reason') or 'no results'}"
     certification = document.get("certification") or {}
     return "CERTIFIED" if certification.get("certified") else "NOT CERTIFIED"
-
-
-def _fails(document: Mapping[str, Any] | None) -> list[tuple[str, str]]:
-    """(requirement, level) of each FAIL of a run, in catalogue order."""
-    entries = (document or {}).get("requirements", [])
-    return [(r["id"], r["level"]) for r in entries if r["status"] == "FAIL"]
 
 
 def _link_word(link: str) -> str:

@@ -62,13 +62,18 @@ def load(path: Path) -> list[Line]:
     return lines
 
 
+def fails_of(document: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """(requirement, level) of each FAIL of one run, in catalogue order."""
+    entries = (document or {}).get("requirements", [])
+    return [(entry["id"], entry["level"]) for entry in entries if entry.get("status") == "FAIL"]
+
+
 def failures(documents: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str, str]]:
     """(peer, requirement, level) of every FAIL in the peers' results documents."""
     return [
-        (peer, entry["id"], entry["level"])
+        (peer, requirement, level)
         for peer, document in documents.items()
-        for entry in document.get("requirements", [])
-        if entry.get("status") == "FAIL"
+        for requirement, level in fails_of(document)
     ]
 
 

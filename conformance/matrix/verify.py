@@ -8,9 +8,10 @@ import json
 from pathlib import Path
 
 from conformance.matrix import triage
-from conformance.matrix.build import MANIFEST, file_sha256, load_manifest
+from conformance.matrix.build import MANIFEST, load_manifest
 from conformance.matrix.publish import PAGES, render_pages, results_documents
 from conformance.reporting import integrity
+from conformance.variants import file_sha256
 
 GATE_DOCUMENTS = ("gate/before.json", "gate/after.json")
 
