@@ -105,32 +105,38 @@ def run_peer(
         outcome.state, outcome.reason = "unavailable", peer.unavailable
         say(f"listed, not run: {peer.unavailable}")
         return outcome
-    logs = root / peer.name / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
     try:
-        pythons = install(catalogue, peer, root, model, logs / "install.log", say, outcome)
+        with serving_peer(catalogue, peer, root, model, say, outcome) as (values, logs):
+            say(f"up in {outcome.startup_s:.0f} s; running the suite (log: {logs / 'suite.log'})")
+            _judge(peer, values, dest, logs / "suite.log", outcome)
     except environments.InstallError as exc:
         outcome.state, outcome.reason = "install failed", _first_line(str(exc))
-        say(f"install failed: {outcome.reason}")
-        return outcome
-    work = fresh(root / peer.name / "work")
-    values = start_values(peer, model, work)
-    say(f"{outcome.label}: starting (log: {logs / 'server.log'})")
-    (logs / "server.log").unlink(missing_ok=True)
-    try:
-        with processes.serving(
-            peer.processes, values, pythons, logs / "server.log", peer.start_timeout
-        ) as startup_s:
-            outcome.startup_s = round(startup_s, 1)
-            say(f"up in {startup_s:.0f} s; running the suite (log: {logs / 'suite.log'})")
-            _judge(peer, values, dest, logs / "suite.log", outcome)
     except processes.StartError as exc:
         outcome.state, outcome.reason = "did not start", _first_line(str(exc))
     say(_summary(outcome))
     return outcome
 
 
-def install(
+@contextmanager
+def serving_peer(
+    catalogue: Catalogue, peer: Peer, root: Path, model: Path, say: Progress, outcome: Outcome
+) -> Iterator[tuple[dict[str, str], Path]]:
+    """Install what the peer needs, start it in a fresh scratch folder and yield its
+    placeholder values and log folder while it serves; stopped on the way out, however."""
+    logs = root / peer.name / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    pythons = _install(catalogue, peer, root, model, logs / "install.log", say, outcome)
+    values = _start_values(peer, model, _fresh(root / peer.name / "work"))
+    say(f"{outcome.label}: starting (log: {logs / 'server.log'})")
+    (logs / "server.log").unlink(missing_ok=True)
+    with processes.serving(
+        peer.processes, values, pythons, logs / "server.log", peer.start_timeout
+    ) as startup_s:
+        outcome.startup_s = round(startup_s, 1)
+        yield values, logs
+
+
+def _install(
     catalogue: Catalogue,
     peer: Peer,
     root: Path,
@@ -250,7 +256,7 @@ def model_folder(root: Path) -> Path:
     return link
 
 
-def start_values(peer: Peer, model: Path, work: Path) -> dict[str, str]:
+def _start_values(peer: Peer, model: Path, work: Path) -> dict[str, str]:
     ports = processes.free_ports(3)
     values = {"model": str(model), "work": str(work)}
     values.update({"port": str(ports[0]), "port2": str(ports[1]), "port3": str(ports[2])})
@@ -259,7 +265,7 @@ def start_values(peer: Peer, model: Path, work: Path) -> dict[str, str]:
     return values
 
 
-def fresh(folder: Path) -> Path:
+def _fresh(folder: Path) -> Path:
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     return folder

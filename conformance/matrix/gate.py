@@ -19,15 +19,7 @@ from pathlib import Path
 
 from conformance.files import write_text_atomically
 from conformance.matrix import processes
-from conformance.matrix.build import (
-    Outcome,
-    Progress,
-    fresh,
-    install,
-    model_folder,
-    run_suite,
-    start_values,
-)
+from conformance.matrix.build import Outcome, Progress, model_folder, run_suite, serving_peer
 from conformance.matrix.peers import Catalogue, Peer, expand
 from conformance.reporting import compare
 
@@ -61,15 +53,8 @@ Step = Callable[[Peer, dict[str, str], Path], None]  # (peer, values, logs), whi
 def _serve(
     catalogue: Catalogue, peer: Peer, root: Path, model: Path, say: Progress, step: Step
 ) -> str:
-    logs = root / peer.name / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
     outcome = Outcome(peer.name, peer.title, peer.homepage, peer.about, peer.package)
-    pythons = install(catalogue, peer, root, model, logs / "install.log", say, outcome)
-    values = start_values(peer, model, fresh(root / peer.name / "work"))
-    say(f"{outcome.label}: starting")
-    with processes.serving(
-        peer.processes, values, pythons, logs / "server.log", peer.start_timeout
-    ):
+    with serving_peer(catalogue, peer, root, model, say, outcome) as (values, logs):
         step(peer, values, logs)
     return outcome.version
 
