@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterator
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -21,17 +24,51 @@ API_KEY = "secret-test-key"
 if not any(key in os.environ for key in OPENMP_WAIT_SETTINGS):
     os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
 
+# Runtime files (worker sockets, reproducers' bodies) of the servers and suite runs these tests
+# start go to the private folder under XDG_RUNTIME_DIR (conformance.runtime_dir): here a fresh
+# folder of this process, removed at its end, so no run leaves anything in the temp directory.
+# Short (mkdtemp, not the deep tmp_path): a socket path must fit in 107 bytes.
+RUNTIME_DIR = tempfile.mkdtemp(prefix="ec-")
+os.environ["XDG_RUNTIME_DIR"] = RUNTIME_DIR
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(RUNTIME_DIR, ignore_errors=True)
+
 
 def reference_server(*args: str) -> ServerProcess:
     """The bundled server (`python -m conformance.server --port 0 ...`) for a with-block."""
     return running_server("conformance.server", *args)
 
 
+FaultRoute = Callable[..., str]
+
+
 @pytest.fixture(scope="session")
-def clean_server() -> Iterator[str]:
-    """A correct reference server (transport auto: shared memory on this machine)."""
-    with reference_server() as base_url:
-        yield base_url
+def fault_route() -> Iterator[FaultRoute]:
+    """``fault_route(fault=None, model=None)``: the base URL under which a correct reference
+    server of ``model`` (None: the bundled one) serves ``fault`` (None: no fault). Faults that
+    need no process of their own share one server per model (``--fault-routes``), started on
+    first use: the mutation table costs a few server starts, not one per fault."""
+    with contextlib.ExitStack() as servers:
+        started: dict[str | None, str] = {}
+
+        def route(fault: str | None = None, model: str | None = None) -> str:
+            if model not in started:
+                model_args = ("--model", model) if model else ()
+                started[model] = servers.enter_context(
+                    reference_server("--fault-routes", *model_args)
+                )
+            return started[model] + (f"/faults/{fault}" if fault else "")
+
+        yield route
+
+
+@pytest.fixture(scope="session")
+def clean_server(fault_route: FaultRoute) -> str:
+    """A correct reference server (transport auto: shared memory on this machine); its
+    /faults routes serve the mutation table."""
+    return fault_route()
 
 
 @pytest.fixture(scope="session")

@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import requests
 
 from conformance.requirements import CATALOGUE, GATE_PREFIX
 from conformance.server.faults import FAULTS
-from tests.conftest import reference_server
+from tests.conftest import FaultRoute, reference_server
 from tests.support.suite_runner import SuiteRun, run_suite
 
 # fault -> requirements that must FAIL on it (others may fail too). Every fault of the server
@@ -65,6 +66,7 @@ INVISIBLE = {
     "leak-shm": "the client sees correct answers; tests/server/test_shm.py counts the segments",
     "token-ids-rejected": "not a bug: must be UNSUPPORTED (tested below)",
     "empty-input-200": "not a bug: [] answered with no vectors is a SHOULD warning (tested below)",
+    "wedged-worker": "fails whatever runs after the hang; tests/test_suite_hung.py times the run",
 }
 FAST = ("--fuzz-examples", "30")
 IN_PLAY = {r.id for r in CATALOGUE if not r.id.startswith(GATE_PREFIX)}  # no --baseline given
@@ -83,7 +85,10 @@ def test_every_fault_is_in_the_mutation_table() -> None:
 # is this run: every requirement PASS, with an API key and every report written.
 @pytest.mark.parametrize("transport", ["base64"])
 def test_correct_server_passes_every_requirement(tmp_path: Path, transport: str) -> None:
-    run = suite_against(tmp_path, "--transport", transport, suite_args=("--expect-dim", "384"))
+    with reference_server("--transport", transport) as base_url:
+        run = run_suite(tmp_path, "--endpoint", base_url, "--expect-dim", "384")
+        no_routes = requests.get(f"{base_url}/faults/noise/v1/models", timeout=10)
+    assert no_routes.status_code == 404  # fault routes are served only when asked for
     assert run.returncode == 0, run.output
     assert run.with_status("PASS") == IN_PLAY, run.output
     assert (
@@ -93,12 +98,11 @@ def test_correct_server_passes_every_requirement(tmp_path: Path, transport: str)
     assert "reference: bundled golden all-MiniLM-L6-v2/sentence-transformers" in run.output
 
 
-def test_matryoshka_variant_truncated_without_renormalizing_fails(tmp_path: Path) -> None:
-    run = suite_against(
-        tmp_path,
-        *("--model", "minilm-matryoshka", "--fault", "dimensions-not-renormalized"),
-        suite_args=("--requirements", "dimensions."),
-    )
+def test_matryoshka_variant_truncated_without_renormalizing_fails(
+    tmp_path: Path, fault_route: FaultRoute
+) -> None:
+    url = fault_route("dimensions-not-renormalized", "minilm-matryoshka")
+    run = run_suite(tmp_path, "--endpoint", url, "--requirements", "dimensions.")
     assert run.returncode == 1, run.output
     assert run.with_status("FAIL") == {"dimensions.renormalized"}, run.output
 
@@ -107,10 +111,11 @@ def test_matryoshka_variant_truncated_without_renormalizing_fails(tmp_path: Path
     "model", ["minilm-cls-dense-256", "minilm-matryoshka", "minilm-last-token"]
 )
 def test_a_correct_server_passes_every_requirement_on_each_variant(
-    tmp_path: Path, model: str
+    tmp_path: Path, model: str, fault_route: FaultRoute
 ) -> None:
-    """Other poolings, a Dense projection, no normalization: each against its bundled golden."""
-    run = suite_against(tmp_path, "--model", model, suite_args=FAST)
+    """Other poolings, a Dense projection, no normalization: each against its bundled golden
+    (served by the variant's fault server, on its correct /v1 routes)."""
+    run = run_suite(tmp_path, "--endpoint", fault_route(model=model), *FAST)
     assert run.returncode == 0, run.output
     expected = IN_PLAY - ({"normalization.unit-norm"} if model == "minilm-cls-dense-256" else set())
     assert run.with_status("PASS") == expected, run.output
@@ -118,13 +123,16 @@ def test_a_correct_server_passes_every_requirement_on_each_variant(
 
 
 @pytest.mark.parametrize("fault", sorted(MUTATIONS))
-def test_planted_bug_fails_the_right_requirement(tmp_path: Path, fault: str) -> None:
+def test_planted_bug_fails_the_right_requirement(
+    tmp_path: Path, fault: str, fault_route: FaultRoute
+) -> None:
     # Only the requirements that must fail are run (--requirements), which keeps the table
-    # fast; the correct server's runs above and below run everything.
+    # fast; the correct server's runs above and below run everything. Each fault is served
+    # under its route of one server per model (tests/server/test_fault_routes.py shows a
+    # route answers as a server started with --fault does).
     chosen = ",".join(sorted(MUTATIONS[fault]))
-    model = FAULTS[fault].model
-    server_args = ("--fault", fault, *(("--model", model) if model else ()))
-    run = suite_against(tmp_path, *server_args, suite_args=(*FAST, "--requirements", chosen))
+    url = fault_route(fault, FAULTS[fault].model)
+    run = run_suite(tmp_path, "--endpoint", url, *FAST, "--requirements", chosen)
     assert run.returncode == 1, run.output
     failed = run.with_status("FAIL")
     assert MUTATIONS[fault] <= failed, f"{fault}: failed {sorted(failed)}\n{run.output}"
@@ -155,28 +163,33 @@ def test_a_short_context_enforced_with_400s_passes_every_must(tmp_path: Path) ->
     assert "reference.agreement: refused, past the context of 128 tokens: en-para-01" in run.output
 
 
-def test_cleanly_refusing_an_optional_feature_is_unsupported(tmp_path: Path) -> None:
-    run = suite_against(tmp_path, "--fault", "token-ids-rejected", suite_args=FAST)
+def test_cleanly_refusing_an_optional_feature_is_unsupported(
+    tmp_path: Path, fault_route: FaultRoute
+) -> None:
+    run = run_suite(tmp_path, "--endpoint", fault_route("token-ids-rejected"), *FAST)
     assert run.returncode == 0, run.output
     assert run.status("input.token-ids") == "UNSUPPORTED"
     assert run.status("input.token-id-arrays") == "UNSUPPORTED"
     assert "token-id input cleanly refused with HTTP 400" in run.output
 
 
-def test_an_empty_list_answered_with_no_vectors_is_only_a_warning(tmp_path: Path) -> None:
+def test_an_empty_list_answered_with_no_vectors_is_only_a_warning(
+    tmp_path: Path, fault_route: FaultRoute
+) -> None:
     """[] breaks the schema (at least one input) but the answer, no vectors, is consistent:
     hygiene, reported under input.empty-rejected with its reason, never a failed MUST."""
     chosen = "input.empty-rejected,errors.rejected,errors.no-5xx,fuzz.robust"
-    run = suite_against(
-        tmp_path, "--fault", "empty-input-200", suite_args=(*FAST, "--requirements", chosen)
-    )
+    url = fault_route("empty-input-200")
+    run = run_suite(tmp_path, "--endpoint", url, *FAST, "--requirements", chosen)
     assert run.returncode == 0, run.output
     assert run.with_status("FAIL") == {"input.empty-rejected"}, run.output
     assert "input is []; rejecting it matters: the API's schema asks for" in run.output
 
 
-def test_fuzzing_reports_the_planted_5xx_with_a_reproducer(tmp_path: Path) -> None:
-    run = suite_against(tmp_path, "--fault", "500-on-bad-input", suite_args=("-k", "fuzz"))
+def test_fuzzing_reports_the_planted_5xx_with_a_reproducer(
+    tmp_path: Path, fault_route: FaultRoute
+) -> None:
+    run = run_suite(tmp_path, "--endpoint", fault_route("500-on-bad-input"), "-k", "fuzz")
     assert run.status("fuzz.robust") == "FAIL"  # within the default budget of 100 examples
     message = run.output[run.output.index("[MUST fuzz.robust]") :]
     assert "measured HTTP 500 vs allowed < 500" in message
@@ -184,19 +197,18 @@ def test_fuzzing_reports_the_planted_5xx_with_a_reproducer(tmp_path: Path) -> No
 
 
 def test_without_a_reference_a_large_batch_is_checked_against_single_requests(
-    tmp_path: Path,
+    tmp_path: Path, fault_route: FaultRoute
 ) -> None:
-    run = suite_against(
-        tmp_path, "--fault", "chunks-reversed", suite_args=("--reference", "none", "-k", "batch")
-    )
+    url = fault_route("chunks-reversed")
+    run = run_suite(tmp_path, "--endpoint", url, "--reference", "none", "-k", "batch")
     assert run.status("batch.large") == "FAIL", run.output
     assert "row i of one request of 128 inputs vs input i sent alone" in run.output
     assert run.status("batch.single-vs-batch") == "PASS"  # 32 inputs: one chunk, right
 
 
-def test_failure_message_explains_itself(tmp_path: Path) -> None:
-    with reference_server("--fault", "no-normalize") as base_url:
-        run = run_suite(tmp_path, "--endpoint", base_url, "-k", "normalization.unit-norm:batch")
+def test_failure_message_explains_itself(tmp_path: Path, fault_route: FaultRoute) -> None:
+    base_url = fault_route("no-normalize")
+    run = run_suite(tmp_path, "--endpoint", base_url, "-k", "normalization.unit-norm:batch")
     message = run.output[run.output.index("[MUST normalization.unit-norm]") :]
     assert "measured" in message and "vs allowed <= 0.001" in message
     assert "input: case 'batch-" in message
@@ -214,8 +226,8 @@ def test_parallel_run_with_xdist(clean_server: str, tmp_path: Path) -> None:
     )
 
 
-def test_parallel_run_still_fails_a_broken_server(tmp_path: Path) -> None:
-    run = suite_against(tmp_path, "--fault", "no-normalize", suite_args=("-n", "2", *FAST))
+def test_parallel_run_still_fails_a_broken_server(tmp_path: Path, fault_route: FaultRoute) -> None:
+    run = run_suite(tmp_path, "--endpoint", fault_route("no-normalize"), "-n", "2", *FAST)
     assert run.returncode == 1, run.output
     # exactly the serial verdicts: unnormalized vectors also differ from the reference's
     assert run.with_status("FAIL") == {
@@ -246,10 +258,12 @@ def test_requirements_option_runs_only_those(clean_server: str, tmp_path: Path) 
     assert "--requirements: no requirement nosuch.thing in the catalogue" in unknown.output
 
 
-def test_float16_vectors_fail_at_fp32_and_pass_at_fp16(tmp_path: Path) -> None:
-    with reference_server("--fault", "fp16-vectors") as base_url:
-        strict = run_suite(tmp_path, "--endpoint", base_url, "-k", "reference", *FAST)
-        half = run_suite(tmp_path, "--endpoint", base_url, "--precision", "fp16", *FAST)
+def test_float16_vectors_fail_at_fp32_and_pass_at_fp16(
+    tmp_path: Path, fault_route: FaultRoute
+) -> None:
+    base_url = fault_route("fp16-vectors")
+    strict = run_suite(tmp_path, "--endpoint", base_url, "-k", "reference", *FAST)
+    half = run_suite(tmp_path, "--endpoint", base_url, "--precision", "fp16", *FAST)
     assert strict.status("reference.agreement") == "FAIL", strict.output
     message = strict.output[strict.output.index("[MUST reference.agreement]") :]
     assert "max |Δ| per input" in message and "vs allowed <= 1e-05" in message
@@ -257,9 +271,11 @@ def test_float16_vectors_fail_at_fp32_and_pass_at_fp16(tmp_path: Path) -> None:
     assert half.with_status("PASS") == IN_PLAY, half.output
 
 
-def test_wrong_pooling_is_named_by_cosine_with_the_worst_cases(tmp_path: Path) -> None:
-    with reference_server("--fault", "cls-pooling") as base_url:
-        run = run_suite(tmp_path, "--endpoint", base_url, "-k", "every_input_agrees")
+def test_wrong_pooling_is_named_by_cosine_with_the_worst_cases(
+    tmp_path: Path, fault_route: FaultRoute
+) -> None:
+    base_url = fault_route("cls-pooling")
+    run = run_suite(tmp_path, "--endpoint", base_url, "-k", "every_input_agrees")
     message = run.output[run.output.index("[MUST reference.agreement]") :]
     assert "1 - cosine per input, worst " in message
     assert "input: case '" in message and "reproduce: curl" in message

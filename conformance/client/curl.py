@@ -1,7 +1,8 @@
 """Copy-pasteable ``curl`` reproducers. The API key is referenced, never printed.
 
 A body too long to read in a failure message (2,049 inputs, a 2,000-token text) is written to a
-file named by its hash under the system's temp directory and sent with ``--data-binary @FILE``,
+file named by its hash in the per-user private folder (conformance.runtime_dir: 0700, the XDG
+runtime dir or a folder of the user's under the temp dir) and sent with ``--data-binary @FILE``,
 so the command stays one short line and still reproduces the request byte for byte.
 """
 
@@ -11,13 +12,15 @@ import hashlib
 import json
 import os
 import shlex
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from conformance.runtime_dir import private_dir
+
 KEY_VARIABLE = "EMBEDDINGS_API_KEY"
 INLINE_LIMIT = 2000  # characters of body printed in the command itself
-BODIES = Path(tempfile.gettempdir()) / "embedding-conformance" / "bodies"
 
 
 def curl_command(
@@ -26,9 +29,11 @@ def curl_command(
     *,
     with_auth: bool,
     content_type: str | None = "application/json",
-    bodies: Path = BODIES,
+    bodies: Path | None = None,
 ) -> str:
-    """``body`` is a JSON document, or ``bytes`` sent verbatim (malformed JSON, other types)."""
+    """``body`` is a JSON document, or ``bytes`` sent verbatim (malformed JSON, other types).
+    A long body goes to a file in ``bodies`` (default: 'bodies' in the per-user private
+    folder, see conformance.runtime_dir)."""
     parts = ["curl", "-sS", shlex.quote(url)]
     if content_type:
         parts += ["-H", shlex.quote(f"Content-Type: {content_type}")]
@@ -51,12 +56,16 @@ def curl_command(
     return " ".join(parts)
 
 
-def _save(data: bytes, folder: Path) -> Path | None:
-    """The body's file (written once, atomically), or None where nothing can be written."""
-    path = folder / f"{hashlib.sha256(data).hexdigest()[:20]}.body"
-    if path.exists():
-        return path
+def _save(data: bytes, folder: Path | None) -> Path | None:
+    """The body's file (written atomically; one found in place is kept only when it holds
+    exactly these bytes), or None where nothing can be written."""
     try:
+        if folder is None:
+            folder = private_dir() / "bodies"
+            folder.mkdir(mode=0o700, exist_ok=True)
+        path = folder / f"{hashlib.sha256(data).hexdigest()[:20]}.body"
+        if _holds(path, data):
+            return path
         folder.mkdir(parents=True, exist_ok=True)
         handle, staging = tempfile.mkstemp(dir=folder, suffix=".part")
     except OSError:
@@ -69,6 +78,16 @@ def _save(data: bytes, folder: Path) -> Path | None:
         Path(staging).unlink(missing_ok=True)
         return None
     return path
+
+
+def _holds(path: Path, data: bytes) -> bool:
+    """Whether the regular file at ``path`` (not a symlink) holds exactly ``data``."""
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return False
+        return path.read_bytes() == data
+    except OSError:
+        return False
 
 
 def _encodable(text: str) -> bool:

@@ -3,6 +3,8 @@
 Hostile servers must not hang or exhaust the suite: every body is read in pieces against a size
 cap and a total deadline (a per-read socket timeout alone never fires on a server that trickles
 one byte a second), and redirects are never followed, so the API key never reaches another host.
+A server that stops answering costs one timeout: later requests fail at once while a short probe
+gets no answer either (see ``HttpClient.check_answering``).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ READ_SIZE = 1 << 16
 RETRIED = (429, 503)  # rate limited, or busy: asked again, politely
 RETRIES = 3
 LONGEST_WAIT = 10.0  # seconds: a longer Retry-After is cut to this
+PROBE_TIMEOUT = 5.0  # seconds (at most --request-timeout): is a server that hung still hung?
 MAX_RESPONSE_BYTES = 64 << 20  # the default of --max-response-mb
 JSON = "application/json"
 CLOSED_BEFORE_ANSWERING = (ConnectionResetError, BrokenPipeError, http.client.RemoteDisconnected)
@@ -40,6 +43,21 @@ CLOSED_BEFORE_ANSWERING = (ConnectionResetError, BrokenPipeError, http.client.Re
 
 class EndpointError(Exception):
     """No usable HTTP answer: unreachable, reset, too slow, or too large."""
+
+
+class NoAnswer(EndpointError):
+    """No (complete) answer within the timeout: the server may have stopped answering."""
+
+
+@dataclass
+class Stall:
+    """The first request since the last answer that got none in time, and the probes since."""
+
+    request: str  # 'POST http://...'
+    timeout: float
+    at: str  # wall-clock time, for the message
+    next_probe: float  # time.monotonic() from which the next request probes first
+    probes: int = 0  # failed probes since
 
 
 def describe_failure(exc: Exception) -> str:
@@ -173,6 +191,9 @@ class HttpClient:
         self.max_response_bytes = max_response_bytes
         self._api_key = api_key
         self._local = threading.local()
+        self._stall: Stall | None = None
+        self._stall_lock = threading.Lock()  # held briefly: records and clears
+        self._probe_lock = threading.Lock()  # one probe at a time; the others take its verdict
 
     @property
     def with_auth(self) -> bool:
@@ -207,7 +228,12 @@ class HttpClient:
         ``status_only``, the body is discarded unread (for answers too large to matter). A 429
         or 503 is asked again up to RETRIES times, after the wait the server asks for."""
         for attempt in range(RETRIES + 1):
-            reply = self._send_once(method, url, body, content_type, status_only, timeout)
+            self.check_answering(method, url)
+            try:
+                reply = self._send_once(method, url, body, content_type, status_only, timeout)
+            except NoAnswer:
+                self._record_stall(method, url, timeout or self.timeout)
+                raise
             if reply.status not in RETRIED or attempt == RETRIES:
                 return reply
             time.sleep(retry_delay(reply.headers.get("retry-after"), attempt))
@@ -245,6 +271,8 @@ class HttpClient:
                 # does the suite, once, so one answer does not fail the next test's request.
                 self._session().close()
                 response = request()
+        except requests.Timeout as exc:
+            raise NoAnswer(f"{method} {url}: {describe_failure(exc)}") from exc
         except requests.RequestException as exc:
             raise EndpointError(f"{method} {url}: {describe_failure(exc)}") from exc
         try:
@@ -254,7 +282,7 @@ class HttpClient:
                 f"{method} {url}: the answer broke off: {describe_failure(exc)}"
             ) from exc
         except EndpointError as exc:
-            raise EndpointError(f"{method} {url}: {exc}") from None
+            raise type(exc)(f"{method} {url}: {exc}") from None
         finally:
             response.close()
         headers = {name.lower(): value for name, value in response.headers.items()}
@@ -265,7 +293,7 @@ class HttpClient:
         size = 0
         while True:
             if time.monotonic() - started > self.timeout:
-                raise EndpointError(
+                raise NoAnswer(
                     f"no complete answer within {self.timeout:g} s "
                     f"(--request-timeout); {size} bytes arrived"
                 )
@@ -279,6 +307,54 @@ class HttpClient:
                     "(--max-response-mb); stopped reading"
                 )
             chunks.append(chunk)
+
+    def _record_stall(self, method: str, url: str, timeout: float) -> None:
+        with self._stall_lock:
+            if self._stall is None:  # the first hung request is the one to name
+                at = datetime.datetime.now().strftime("%H:%M:%S")
+                self._stall = Stall(f"{method} {url}", timeout, at, time.monotonic())
+
+    def check_answering(self, method: str, url: str) -> None:
+        """Raise EndpointError at once, sending nothing, while the server has stopped answering:
+        since a request got no answer in time, a probe (``probe_request``) with a short timeout
+        got none either. A probe that gets any HTTP answer clears the stall (the server hung on
+        that one input only); a failed one is tried again after the timeout, then after twice
+        as long and so on, so a server that recovers is used again but a hung one costs a run
+        a few timeouts in all, not one per request. For requests sent by other means too (the
+        openai SDK)."""
+        if self._stall is None:  # the usual case, without a lock
+            return
+        with self._probe_lock:
+            stall = self._stall
+            if stall is None:  # cleared by the probe this thread waited for
+                return
+            probe_timeout = min(PROBE_TIMEOUT, self.timeout)
+            if time.monotonic() >= stall.next_probe:
+                if self._probe_answered(probe_timeout):
+                    with self._stall_lock:
+                        self._stall = None
+                    return
+                stall.probes += 1
+                stall.next_probe = time.monotonic() + self.timeout * 2 ** (stall.probes - 1)
+            probe = self.probe_request()[3]
+            raise EndpointError(
+                f"{method} {url}: not sent: the server stopped answering: {stall.request} got "
+                f"no answer within {stall.timeout:g} s (--request-timeout) at {stall.at}, nor did "
+                f"{probe} within {probe_timeout:g} s since"
+            )
+
+    def probe_request(self) -> tuple[str, str, bytes | None, str]:
+        """Method, URL, body and description of the request that asks whether a server that
+        hung answers again: here the models route, all this client knows."""
+        return "GET", self.endpoint.models_url, None, f"GET {self.endpoint.models_url}"
+
+    def _probe_answered(self, timeout: float) -> bool:
+        method, url, body, _ = self.probe_request()
+        try:
+            self._send_once(method, url, body, JSON if body else None, True, timeout)
+        except EndpointError:
+            return False
+        return True  # any status: the server answers
 
     def get_models(self) -> HttpReply:
         return self.send("GET", self.endpoint.models_url)
@@ -311,6 +387,13 @@ class EmbeddingsClient(HttpClient):
     ) -> None:
         super().__init__(endpoint, api_key, timeout, max_response_bytes)
         self.model = model
+
+    def probe_request(self) -> tuple[str, str, bytes | None, str]:
+        """A one-word embeddings request: only an answer that needs the model proves the server
+        answers again. A frontend can answer its models route from its own event loop while the
+        worker behind it is wedged (the reference server's asyncio frontend does)."""
+        body = json.dumps({"model": self.model, "input": "ping"}).encode("ascii")
+        return "POST", self.endpoint.embeddings_url, body, "a one-word embeddings request"
 
     def post(self, document: Any) -> Exchange:
         """POST a JSON document to the embeddings route."""

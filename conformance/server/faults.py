@@ -19,6 +19,9 @@ class Fault:
     layer: Layer
     mirrors: str  # the real-world bug
     model: str | None = None  # the derived model it needs (a model without the feature hides it)
+    # It changes the whole process (wedges it, turns the reaper off): never served beside other
+    # faults under /faults/<name>, only by a server started with --fault NAME.
+    own_process: bool = False
 
 
 FAULTS: dict[str, Fault] = {
@@ -90,6 +93,7 @@ FAULTS: dict[str, Fault] = {
             "worker",
             "shared-memory segments never unlinked (the frontend skips "
             "cleanup and the reaper is off)",
+            own_process=True,
         ),
         Fault(
             "nan-whitespace",
@@ -124,6 +128,14 @@ FAULTS: dict[str, Fault] = {
             "token-ids-as-text",
             "worker",
             "token-id input turned into the text '101 7592 102' and embedded as such",
+        ),
+        Fault(
+            "wedged-worker",
+            "worker",
+            "one input wedges the only worker (a tokenizer that never returns on a long run of "
+            "one character, as a backtracking pre-tokenizer regex can): that request and every "
+            "later one wait forever, while /v1/models still answers",
+            own_process=True,
         ),
         Fault(
             "coerced-then-ignored",

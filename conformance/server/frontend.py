@@ -6,6 +6,7 @@ import asyncio
 import hmac
 import sys
 import time
+from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
@@ -28,6 +29,7 @@ from conformance.server.api import (
     parse_embeddings_request,
     parse_tokenize_request,
 )
+from conformance.server.faults import FAULTS
 from conformance.server.pool import WorkerGone, WorkerPool, WorkerReply
 from conformance.server.responses import embeddings_body, error_body
 
@@ -44,6 +46,7 @@ class FrontendConfig:
     served_model_name: str | None = None  # the name the API answers to (default: the model's)
     lenient: bool = False  # a lax validator: text/plain, any model name, '32' read as 32
     max_model_len: int | None = None  # a context enforced the vLLM way: longer input gets 400
+    fault_routes: bool = False  # also serve each shareable fault under /faults/<name>/...
 
 
 def json_response(body: bytes, status: int = 200) -> Response:
@@ -61,7 +64,7 @@ class Frontend:
     def __init__(self, pool: WorkerPool, config: FrontendConfig) -> None:
         self.pool, self.config = pool, config
         self._shared_slot = b""  # the cross-talk fault's one buffer for everybody
-        self._in_flight = 0  # requests waiting for a worker's answer
+        self._in_flight: Counter[str | None] = Counter()  # per fault: waiting for a worker
 
     @property
     def model(self) -> ModelInfo:
@@ -70,6 +73,24 @@ class Frontend:
         served = self.config.served_model_name
         return info if served is None else replace(info, name=served)
 
+    def model_for(self, fault: str | None) -> ModelInfo:
+        """The model as the fault's route shows it (a fault may change its dimension or
+        context), the served model itself for the server's own routes."""
+        if fault is None or fault == self.config.fault:
+            return self.model
+        facts = self.pool.fault_facts[fault]
+        return replace(self.model, dimension=facts["dimension"], max_tokens=facts["max_tokens"])
+
+    def fault_of(self, request: Request) -> str | None:
+        """The fault a request is served with: its /faults/<name> route's, else the server's.
+        An unknown name is a 404 (HTTPException, answered as an OpenAI error)."""
+        routed: str | None = request.path_params.get("fault")
+        if routed is None:
+            return self.config.fault
+        if routed not in self.pool.fault_facts:
+            raise HTTPException(404, f"no fault route {routed!r} (GET /faults lists them)")
+        return routed
+
     def _authorized(self, request: Request) -> bool:
         if not self.config.api_key:
             return True
@@ -77,41 +98,42 @@ class Frontend:
         return hmac.compare_digest(given.encode(), f"Bearer {self.config.api_key}".encode())
 
     async def embeddings(self, request: Request) -> Response:
-        parsed = await self._parse_embeddings(request)
+        fault = self.fault_of(request)
+        parsed = await self._parse_embeddings(request, fault)
         if isinstance(parsed, Response):
             return parsed
-        refused = await self._past_the_context(parsed)
+        refused = await self._past_the_context(parsed, fault)
         if refused is not None:
             return refused
         tokens = isinstance(parsed.inputs[0], list)
         key = "ids" if tokens else "texts"
         header = {"op": "embed", key: parsed.inputs, "dimensions": parsed.dimensions}
-        self._in_flight += 1
+        self._in_flight[fault] += 1
         try:
-            reply = await self._ask(header)
+            reply = await self._ask({**header, "fault": fault})
         finally:
-            self._in_flight -= 1
+            self._in_flight[fault] -= 1
         if isinstance(reply, Response):
             return reply
         try:
-            answer = self._render(reply, parsed.encoding_format)
+            answer = self._render(reply, parsed.encoding_format, fault)
         except transports.TransportError as exc:
             return json_response(error_body(500, f"bad worker answer: {exc}"), 500)
-        if self.config.fault == "cross-talk":
+        if fault == "cross-talk":
             answer = await self._cross_talk(answer)
         return json_response(answer)
 
-    @property
-    def lenient(self) -> bool:
+    def lenient(self, fault: str | None) -> bool:
         """Validating like a lax server: --lenient, or a fault of one."""
-        return self.config.lenient or self.config.fault in LAX_FAULTS
+        return self.config.lenient or fault in LAX_FAULTS
 
-    @property
-    def context(self) -> int:
+    def context(self, fault: str | None) -> int:
         """The context the API states: --max-model-len, else the model's own."""
-        return self.config.max_model_len or self.model.max_tokens
+        return self.config.max_model_len or self.model_for(fault).max_tokens
 
-    async def _past_the_context(self, parsed: EmbeddingsRequest) -> Response | None:
+    async def _past_the_context(
+        self, parsed: EmbeddingsRequest, fault: str | None
+    ) -> Response | None:
         """With --max-model-len, an input longer than it is refused with a 400, as vLLM does
         (the engine would truncate it silently); None when every input fits."""
         limit = self.config.max_model_len
@@ -130,31 +152,33 @@ class Frontend:
                     f"This model's maximum context length is {limit} tokens. However, your "
                     f"request has an input of {count} tokens."
                 )
-                return api_error(ApiError(400, message, "input"), self.config.fault)
+                return api_error(ApiError(400, message, "input"), fault)
         return None
 
-    async def _parse_embeddings(self, request: Request) -> EmbeddingsRequest | Response:
+    async def _parse_embeddings(
+        self, request: Request, fault: str | None
+    ) -> EmbeddingsRequest | Response:
         """The validated request, or the error answer (shaped by the fault, if any)."""
         try:
-            self._check_request(request)
+            self._check_request(request, fault)
             body = await request.body()
-            if self.config.fault == "empty-input-200" and _empty_input(body):
+            if fault == "empty-input-200" and _empty_input(body):
                 return json_response(empty_answer(self.model.name))
-            if self.config.fault == "plain-text-as-input" and _plain_text(request):
+            if fault == "plain-text-as-input" and _plain_text(request):
                 return EmbeddingsRequest([body.decode("utf-8", "replace")], "float", None)
-            parsed = parse_embeddings_request(body, self.model, self.lenient)
-            if self.config.fault == "coerced-then-ignored" and _spelled_dimensions(body):
+            parsed = parse_embeddings_request(body, self.model_for(fault), self.lenient(fault))
+            if fault == "coerced-then-ignored" and _spelled_dimensions(body):
                 parsed = replace(parsed, dimensions=None)
-            if self.config.fault == "token-ids-rejected" and isinstance(parsed.inputs[0], list):
+            if fault == "token-ids-rejected" and isinstance(parsed.inputs[0], list):
                 raise ApiError(400, "token ids are not supported", "input")
         except ApiError as error:
-            return api_error(error, self.config.fault)
+            return api_error(error, fault)
         return parsed
 
-    def _check_request(self, request: Request) -> None:
+    def _check_request(self, request: Request, fault: str | None) -> None:
         if not self._authorized(request):
             raise ApiError(401, "Incorrect API key provided", None, "invalid_api_key")
-        check_content_type(request.headers.get("content-type"), self.lenient)
+        check_content_type(request.headers.get("content-type"), self.lenient(fault))
 
     async def _ask(self, header: dict[str, Any]) -> WorkerReply | Response:
         try:
@@ -166,16 +190,16 @@ class Frontend:
             return json_response(error_body(500, reply.header.get("message", "worker error")), 500)
         return reply
 
-    def _render(self, reply: WorkerReply, encoding_format: str) -> bytes:
+    def _render(self, reply: WorkerReply, encoding_format: str, fault: str | None) -> bytes:
         header = reply.header
         items: list[bytes] | None = None
         matrix: transports.Float32Matrix | None
         if header["transport"] == "shm":
             handle = transports.validate_handle(header["shm"], self.pool.prefix)
-            matrix = transports.read_segment(handle, unlink=self.config.fault != "leak-shm")
+            matrix = transports.read_segment(handle, unlink=fault != "leak-shm")
         else:
             items = reply.frames
-            needs_matrix = encoding_format == "float" or self.config.fault in (
+            needs_matrix = encoding_format == "float" or fault in (
                 "base64-ignored",
                 "big-endian-base64",
                 "float16-base64",
@@ -188,7 +212,7 @@ class Frontend:
             matrix=matrix,
             items=items,
             prompt_tokens=header["prompt_tokens"],
-            fault=self.config.fault,
+            fault=fault,
         )
 
     async def _cross_talk(self, body: bytes) -> bytes:
@@ -197,24 +221,30 @@ class Frontend:
         A request served alone gets its own answer: only concurrency shows the bug."""
         self._shared_slot = body
         deadline = time.monotonic() + CROSS_TALK_WAIT
-        while self._shared_slot is body and self._in_flight and time.monotonic() < deadline:
+        while (
+            self._shared_slot is body
+            and self._in_flight["cross-talk"]
+            and time.monotonic() < deadline
+        ):
             await asyncio.sleep(0.002)
         return self._shared_slot
 
     async def tokenize(self, request: Request) -> Response:
+        fault = self.fault_of(request)
         try:
-            self._check_request(request)
+            self._check_request(request, fault)
             prompt, special = parse_tokenize_request(await request.body(), self.model)
         except ApiError as error:
-            return api_error(error, self.config.fault)
+            return api_error(error, fault)
         reply = await self._ask({"op": "tokenize", "text": prompt, "special": special})
         if isinstance(reply, Response):
             return reply
         tokens = reply.header["tokens"]
-        document = {"count": len(tokens), "max_model_len": self.context, "tokens": tokens}
+        document = {"count": len(tokens), "max_model_len": self.context(fault), "tokens": tokens}
         return json_response(orjson.dumps(document))
 
     async def models(self, request: Request) -> Response:
+        fault = self.fault_of(request)
         if not self._authorized(request):
             return api_error(
                 ApiError(401, "Incorrect API key provided", None, "invalid_api_key"), None
@@ -224,9 +254,17 @@ class Frontend:
             "object": "model",
             "created": 0,
             "owned_by": "embedding-conformance",
-            "max_model_len": self.context,  # as vLLM lists it
+            "max_model_len": self.context(fault),  # as vLLM lists it
         }
         return json_response(orjson.dumps({"object": "list", "data": [model]}))
+
+    async def faults(self, request: Request) -> Response:
+        """The /faults routes: each fault this server can plant in one request, and its bug."""
+        listing = [
+            {"name": name, "layer": FAULTS[name].layer, "mirrors": FAULTS[name].mirrors}
+            for name in sorted(self.pool.fault_facts)
+        ]
+        return json_response(orjson.dumps({"object": "list", "data": listing}))
 
     async def version(self, request: Request) -> Response:
         """As vLLM's GET /version: what a client labels its runs with."""
@@ -303,6 +341,13 @@ def build_app(pool: WorkerPool, config: FrontendConfig) -> Starlette:
         Route("/health", frontend.health, methods=["GET"]),
         Route("/version", frontend.version, methods=["GET"]),
     ]
+    if config.fault_routes:  # mutation testing: one server start for the shareable faults
+        routes += [
+            Route("/faults", frontend.faults, methods=["GET"]),
+            Route("/faults/{fault}/v1/embeddings", frontend.embeddings, methods=["POST"]),
+            Route("/faults/{fault}/v1/models", frontend.models, methods=["GET"]),
+            Route("/faults/{fault}/tokenize", frontend.tokenize, methods=["POST"]),
+        ]
     return Starlette(
         routes=routes,
         lifespan=lifespan,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 import socket
-import tempfile
 
+from conformance.runtime_dir import PrivateDirError, private_dir
 from conformance.server.engines import ENGINES
 from conformance.server.faults import FAULTS, check_fault
 
@@ -70,6 +70,13 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"plant a real-world bug: {faults}",
     )
     parser.add_argument(
+        "--fault-routes",
+        action="store_true",
+        help="also serve, beside the correct /v1 routes, every fault that needs no process of "
+        "its own under /faults/NAME/v1/... (GET /faults lists them): mutation testing with one "
+        "server start",
+    )
+    parser.add_argument(
         "--max-model-len",
         type=int,
         default=None,
@@ -94,13 +101,18 @@ def serve(args: argparse.Namespace) -> int:
     from conformance.server.runtime import freeze_long_lived_objects
 
     check_fault(args.fault)
+    if args.fault and args.fault_routes:
+        raise SystemExit(
+            "serve: --fault-routes serves a correct server beside its faults; "
+            "it cannot be combined with --fault"
+        )
     listener = socket.create_server((args.host, args.port))
     # asyncio only sets TCP_NODELAY on sockets made with proto=IPPROTO_TCP, which
     # create_server does not pass; accepted sockets inherit it from the listener on Linux.
     # Without it, small responses wait ~40 ms for delayed ACKs.
     listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     host, port = listener.getsockname()[:2]
-    address = args.worker_address or f"ipc://{tempfile.gettempdir()}/ecf-{os.getpid()}.sock"
+    address = args.worker_address or default_worker_address()
     pool = WorkerPool(
         address=address,
         workers=args.workers,
@@ -117,12 +129,35 @@ def serve(args: argparse.Namespace) -> int:
         served_model_name=args.served_model_name,
         lenient=args.lenient,
         max_model_len=args.max_model_len,
+        fault_routes=args.fault_routes,
     )
     app = build_app(pool, config)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5))
     freeze_long_lived_objects()
-    server.run(sockets=[listener])
+    try:
+        server.run(sockets=[listener])
+    finally:  # a start that failed, or a stop that did not reach the pool's own clean-up
+        pool.remove_socket_file()
     return 0
+
+
+# sockaddr_un's sun_path holds 108 bytes, the terminating NUL included.
+MAX_IPC_PATH = 107
+
+
+def default_worker_address() -> str:
+    """An IPC socket in the per-user private folder (see conformance.runtime_dir)."""
+    try:
+        path = private_dir() / f"ecf-{os.getpid()}.sock"
+    except PrivateDirError as error:
+        raise SystemExit(f"embedding-conformance serve: {error}") from error
+    if len(os.fsencode(path)) > MAX_IPC_PATH:
+        raise SystemExit(
+            f"embedding-conformance serve: the worker socket path {path} is longer than "
+            f"{MAX_IPC_PATH} bytes; set XDG_RUNTIME_DIR (or TMPDIR) to a shorter folder, or "
+            "give --worker-address"
+        )
+    return f"ipc://{path}"
 
 
 def main(argv: list[str] | None = None) -> int:

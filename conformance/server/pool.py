@@ -16,6 +16,8 @@ import json
 import os
 import secrets
 import signal
+import socket
+import stat
 import subprocess
 import sys
 import time
@@ -75,6 +77,7 @@ class WorkerPool:
         self.prefix = transports.new_prefix()
         self.shm_ttl = shm_ttl
         self.model_info: ModelInfo | None = None
+        self.fault_facts: dict[str, dict[str, int]] = {}  # per fault a worker plants per request
         self.workers: dict[bytes, WorkerState] = {}
         self._futures: dict[str, asyncio.Future[WorkerReply]] = {}
         self._ids = itertools.count()
@@ -84,11 +87,15 @@ class WorkerPool:
         self._socket = zmq.asyncio.Context.instance().socket(zmq.ROUTER)
         self._tasks: list[asyncio.Task[None]] = []
         self._ready = asyncio.Event()
+        self._bound = False  # our socket file exists (an ipc address was bound)
 
     async def start(self) -> None:
         self._socket.setsockopt(zmq.LINGER, 0)
         self._socket.setsockopt(zmq.ROUTER_HANDOVER, 1)  # a worker back under its name takes it
+        if self.address.startswith(IPC):
+            clear_stale_socket(self.address.removeprefix(IPC))
         self._socket.bind(self.address)
+        self._bound = True
         if self.transport != "base64":
             self._probe = self._make_probe()
         self._tasks = [asyncio.create_task(self._receive()), asyncio.create_task(self._watch())]
@@ -115,6 +122,9 @@ class WorkerPool:
             identity.decode(),
             "--engine",
             self.engine,
+            # Outlive us by seconds at most, however we end (SIGKILL included): see the worker.
+            "--parent",
+            str(os.getpid()),
         ]
         # Share the cores: N workers each running torch on every core thrash each other. One
         # worker keeps the runtime's own thread set-up, the same as an in-process model's.
@@ -184,6 +194,7 @@ class WorkerPool:
         self.model_info = ModelInfo(
             header["model"], header["dimension"], header["vocab_size"], header["max_tokens"]
         )
+        self.fault_facts = header.get("faults", {})
         probe = {"name": self._probe.name, "nonce": self._nonce} if self._probe else None
         config = {"op": "config", "prefix": self.prefix, "probe": probe, "ttl": self.shm_ttl}
         await self._socket.send_multipart([identity, json.dumps(config).encode()])
@@ -245,9 +256,37 @@ class WorkerPool:
                 self._probe.unlink()
         transports.sweep(self.prefix)  # the frontend owns cleanup: nothing may outlive us
         self._socket.close()
-        if self.address.startswith(IPC):  # ZeroMQ leaves the socket file of a bound ipc address
+        self.remove_socket_file()
+
+    def remove_socket_file(self) -> None:
+        """ZeroMQ leaves the socket file of a bound ipc address: remove ours (once bound)."""
+        if self._bound and self.address.startswith(IPC):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.address.removeprefix(IPC))
+            self._bound = False
+
+
+def clear_stale_socket(path: str) -> None:
+    """Make way for binding ``path``: a socket file nobody listens on (a frontend that was
+    killed) is removed; a live one or another kind of file is refused, where ZeroMQ would
+    silently take its place."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISSOCK(mode):
+        raise OSError(f"worker address {IPC}{path}: the path exists and is not a socket")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        try:
+            probe.connect(path)
+        except (ConnectionRefusedError, FileNotFoundError):
+            live = False
+        else:
+            live = True
+    if live:
+        raise OSError(f"worker address {IPC}{path}: another server is listening on it")
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
 
 
 def kill_group(process: subprocess.Popen[bytes]) -> None:

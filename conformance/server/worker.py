@@ -13,7 +13,8 @@ Headers are JSON objects. Embed requests that queued up while the worker compute
 in one forward pass and answered one by one, as vLLM batches concurrent requests. The heartbeat
 comes from its own thread and socket, so it goes on while a long request computes; a remote
 worker that falls silent is given up (its requests answered 503), and one the frontend gave up
-on, or a restarted frontend, is asked to join again.
+on, or a restarted frontend, is asked to join again. A local worker (``--parent``, as the
+frontend starts it) outlives its frontend by a second at most, however the frontend ended.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from conformance.server.engines import (
     EngineOutput,
     load_engine,
 )
-from conformance.server.faults import check_fault
+from conformance.server.faults import FAULTS, check_fault
 from conformance.server.runtime import freeze_long_lived_objects
 
 REAP_INTERVAL = 5.0
@@ -49,6 +50,8 @@ REAP_INTERVAL = 5.0
 # tokens a pass costs in proportion to its inputs here, and merging would only delay the first.
 MERGE_LIMIT = 64
 HEARTBEAT_INTERVAL = 1.0  # the frontend gives a remote worker up after 5 s of silence
+PARENT_CHECK_INTERVAL = 0.5  # a local worker outlives its frontend by about this much
+IPC = "ipc://"
 
 
 def shape_output(
@@ -85,6 +88,15 @@ def _broken_text(text: str, fault: str) -> bool:
     if fault == "nan-whitespace":
         return not text.strip()
     return any(ord(char) in THAI for char in text)
+
+
+WEDGE_RUN = 200  # the wedged-worker fault hangs on a run of this many of one character
+
+
+def _wedges(text: str) -> bool:
+    """Inputs the wedged-worker fault never returns from: the suite's 300-character
+    'long-single-token' case, sent alone after the first tests (fuzzed texts stay under 80)."""
+    return any(char * WEDGE_RUN in text for char in set(text))
 
 
 def _chunks_reversed(matrix: transports.Float32Matrix) -> transports.Float32Matrix:
@@ -136,7 +148,9 @@ class Worker:
     def __init__(self, engine: Engine, fault: str | None) -> None:
         self.engine = engine
         self.fault = fault
+        self.planted = planted_engines(engine) if fault is None else {}
         self.prefix: str | None = None
+        self.probe: str | None = None  # the frontend's probe segment, once configured
         self.ttl = 0.0
         self.use_shm = False
         self.rng = np.random.default_rng()
@@ -150,7 +164,31 @@ class Worker:
             "dimension": e.dimension,
             "vocab_size": e.vocab_size,
             "max_tokens": e.max_tokens,
+            "faults": self.routable_faults(),
         }
+
+    def routable_faults(self) -> dict[str, dict[str, int]]:
+        """The faults a correct worker can plant in one request (the frontend's /faults
+        routes), with the model facts each changes: a worker started with a fault has none."""
+        if self.fault is not None:
+            return {}
+        shared = [f.name for f in FAULTS.values() if f.layer != "engine" and not f.own_process]
+        served = {name: self.engine for name in shared} | self.planted
+        return {
+            name: {"dimension": engine.dimension, "max_tokens": engine.max_tokens}
+            for name, engine in served.items()
+        }
+
+    def fault_of(self, header: dict[str, Any]) -> str | None:
+        """The fault a request is served with: the worker's own, else the one it names."""
+        return self.fault or header.get("fault")
+
+    def engine_for(self, fault: str | None) -> Engine:
+        if fault is None or self.fault is not None or FAULTS[fault].layer != "engine":
+            return self.engine
+        if fault not in self.planted:
+            raise ValueError(f"fault {fault!r} cannot be planted in this engine and model")
+        return self.planted[fault]
 
     def configure(self, header: dict[str, Any]) -> dict[str, Any]:
         """(Re)configure: a frontend that restarted sends a new prefix."""
@@ -158,6 +196,7 @@ class Worker:
         self.prefix, self.ttl = header["prefix"], float(header["ttl"])
         probe = header.get("probe")
         self.use_shm = probe is not None and probe_segment(probe["name"], probe["nonce"])
+        self.probe = probe["name"] if probe is not None else None
         if first and self.fault != "leak-shm":
             threading.Thread(target=self._reap_forever, daemon=True).start()
         return {"op": "configured", "shm": self.use_shm}
@@ -184,7 +223,7 @@ class Worker:
         Text embeddings of a correct server, up to MERGE_LIMIT inputs in all: a planted fault
         answers each request alone, so that it shows exactly the bug it plants."""
         return (
-            self.fault is None
+            all(self.fault_of(h) is None for h in (*group, header))
             and all(h["op"] == "embed" and "texts" in h for h in (*group, header))
             and sum(len(h["texts"]) for h in (*group, header)) <= MERGE_LIMIT
         )
@@ -213,15 +252,19 @@ class Worker:
         return answers
 
     def _embed(self, header: dict[str, Any], reply: dict[str, Any]) -> list[bytes]:
+        fault = self.fault_of(header)
+        engine = self.engine_for(fault)
         texts: list[str] = header.get("texts", [])
-        if "ids" in header and self.fault == "token-ids-as-text":
+        if "ids" in header and fault == "token-ids-as-text":
             texts = [" ".join(map(str, ids)) for ids in header["ids"]]
-        if texts and self.fault == "duplicates-misaligned" and len(set(texts)) < len(texts):
-            output = _embed_deduplicated_wrongly(self.engine, texts)
+        if fault == "wedged-worker" and any(_wedges(text) for text in texts):
+            threading.Event().wait()  # forever; the heartbeat thread goes on beating
+        if texts and fault == "duplicates-misaligned" and len(set(texts)) < len(texts):
+            output = _embed_deduplicated_wrongly(engine, texts)
         elif texts:
-            output = self.engine.embed_texts(texts)
+            output = engine.embed_texts(texts)
         else:
-            output = self.engine.embed_tokens(header["ids"])
+            output = engine.embed_tokens(header["ids"])
         return self._answer(header, reply, output, texts)
 
     def _answer(
@@ -229,20 +272,21 @@ class Worker:
     ) -> list[bytes]:
         """The reply frames for one request's engine output: 'dimensions', the worker-level
         faults, then the matrix on the request's transport."""
+        fault = self.fault_of(header)
         output = shape_output(
             output,
             header.get("dimensions"),
-            self.fault,
+            fault,
             self.rng,
             normalized=self.engine.normalized,
         )
-        if self.fault in ("nan-whitespace", "null-thai"):
-            broken = [_broken_text(text, self.fault) for text in texts]
+        if fault in ("nan-whitespace", "null-thai"):
+            broken = [_broken_text(text, fault) for text in texts]
             output.matrix[broken] = np.nan
-        if self.fault == "chunks-reversed":
+        if fault == "chunks-reversed":
             output.matrix[:] = _chunks_reversed(output.matrix)
         prompt_tokens = output.prompt_tokens
-        if self.fault == "usage-characters" and texts:
+        if fault == "usage-characters" and texts:
             prompt_tokens = sum(len(text) for text in texts)
         reply.update(rows=output.rows, dim=int(output.matrix.shape[1]), prompt_tokens=prompt_tokens)
         if header.get("transport") == "shm" and self.use_shm and self.prefix:
@@ -250,6 +294,19 @@ class Worker:
             return [_dump({**reply, "transport": "shm", "shm": handle.as_dict()})]
         items = transports.encode_items(output.matrix, output.rows)
         return [_dump({**reply, "transport": "base64"}), *items]
+
+
+def planted_engines(engine: Engine) -> dict[str, Engine]:
+    """Per engine fault, the engine with it planted, where the engine can plant it per request
+    (sentence-transformers, for the faults that apply to its model; vLLM plants them at load)."""
+    plant = getattr(engine, "with_fault", None)
+    planted: dict[str, Engine] = {}
+    for fault in FAULTS.values():
+        if plant is None or fault.layer != "engine" or fault.own_process:
+            continue
+        with contextlib.suppress(ValueError):  # the model lacks what the fault breaks
+            planted[fault.name] = plant(fault.name)
+    return planted
 
 
 def _reply_to(header: dict[str, Any]) -> dict[str, Any]:
@@ -276,13 +333,73 @@ def beat_forever(context: zmq.Context[zmq.Socket[bytes]], address: str, identity
         time.sleep(HEARTBEAT_INTERVAL)
 
 
+class ParentWatch:
+    """A local worker's watch over the frontend that started it (``--parent``). Once that
+    process is gone, however it went (a SIGKILL included), we clean up after it -- its ipc
+    socket file, its shared-memory segments -- and exit with our process group (vLLM's engine
+    processes), within PARENT_CHECK_INTERVAL. Remote workers, started by hand, have no watch."""
+
+    def __init__(self, parent: int, address: str) -> None:
+        self.parent = parent
+        self.worker: Worker | None = None  # once the model is loaded: the prefix to sweep
+        self.socket_path = address.removeprefix(IPC) if address.startswith(IPC) else None
+        # The frontend bound it before starting us: a file put there later is not its own.
+        self.socket_file = _file_identity(self.socket_path)
+
+    def start(self) -> None:
+        threading.Thread(target=self._watch, daemon=True).start()
+
+    def _watch(self) -> None:
+        while os.getppid() == self.parent:  # reparented (to init or a subreaper): it is gone
+            time.sleep(PARENT_CHECK_INTERVAL)
+        with contextlib.suppress(OSError):  # a closed stderr must not keep us alive
+            print(f"worker: frontend {self.parent} is gone; exiting", file=sys.stderr, flush=True)
+        self.clean_up()
+        _exit_with_group()
+
+    def clean_up(self) -> None:
+        path = self.socket_path
+        if self.socket_file is not None and _file_identity(path) == self.socket_file:
+            assert path is not None
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+        worker = self.worker
+        if worker is not None and worker.prefix:
+            transports.sweep(worker.prefix)
+        if worker is not None and worker.probe:
+            transports.discard_segment(worker.probe)
+
+
+def _file_identity(path: str | None) -> tuple[int, int] | None:
+    if path is None:
+        return None
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def _exit_with_group() -> None:
+    if os.getpgrp() == os.getpid():  # our own group (as pool.py starts us): take it along
+        os.killpg(os.getpid(), signal.SIGKILL)
+    os._exit(0)
+
+
 def serve(
-    address: str, identity: str, engine_name: str, model: str | None, fault: str | None
+    address: str,
+    identity: str,
+    engine_name: str,
+    model: str | None,
+    fault: str | None,
+    watch: ParentWatch | None = None,
 ) -> None:
     check_fault(fault)
     engine = load_engine(engine_name, model, fault if fault in ENGINE_FAULTS else None)
     freeze_long_lived_objects()
     worker = Worker(engine, fault)
+    if watch is not None:
+        watch.worker = worker
     context: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
     socket: zmq.Socket[bytes] = context.socket(zmq.DEALER)
     socket.setsockopt(zmq.IDENTITY, identity.encode())
@@ -341,14 +458,25 @@ def main(argv: list[str] | None = None) -> None:
         default=None,
         help="CPU threads for the model (default: the runtime's own choice)",
     )
+    parser.add_argument(
+        "--parent",
+        type=int,
+        default=None,
+        metavar="PID",
+        help="(set by the frontend for its local workers) once process PID is no longer our "
+        "parent, remove its ipc socket file and shared-memory segments and exit",
+    )
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    watch = ParentWatch(args.parent, args.connect) if args.parent is not None else None
+    if watch is not None:
+        watch.start()  # before the model loads: a frontend may die while we load
     if args.threads:
         os.environ["OMP_NUM_THREADS"] = str(args.threads)  # before torch is imported
         import torch
 
         torch.set_num_threads(args.threads)
-    serve(args.connect, args.identity, args.engine, args.model, args.fault)
+    serve(args.connect, args.identity, args.engine, args.model, args.fault, watch)
 
 
 if __name__ == "__main__":

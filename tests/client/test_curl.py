@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shlex
 import shutil
+import stat
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,7 @@ from typing import Any
 import pytest
 
 from conformance.client.curl import KEY_VARIABLE, curl_command
+from conformance.runtime_dir import private_dir
 
 URL = "http://localhost:8000/v1/embeddings"
 BODY: dict[str, Any] = {"model": "m", "input": ["hello", "world"], "encoding_format": "float"}
@@ -120,3 +123,50 @@ def test_the_saved_reproducer_runs_against_a_real_server(clean_server: str, tmp_
     saved_body(command)  # it did go to a file
     out = subprocess.run(["sh", "-c", command], capture_output=True, check=True, timeout=120)
     assert len(json.loads(out.stdout)["data"]) == 400
+
+
+def body_file_name(body: Any) -> str:
+    """The name curl_command gives the file of a (JSON, ASCII) body."""
+    exact = json.dumps(body, ensure_ascii=False).encode()
+    return f"{hashlib.sha256(exact).hexdigest()[:20]}.body"
+
+
+def test_a_pre_placed_file_with_other_bytes_is_not_used(tmp_path: Path) -> None:
+    body = {"model": "m", "input": ["the real request"] * 2049}
+    planted = tmp_path / body_file_name(body)
+    planted.write_text('{"model": "m", "input": "something else entirely"}')
+    path = saved_body(curl_command(URL, body, with_auth=False, bodies=tmp_path))
+    assert path == planted and json.loads(path.read_bytes()) == body  # written anew
+    assert [p.name for p in tmp_path.iterdir()] == [planted.name]  # no staging file left
+
+
+def test_a_pre_placed_symlink_is_replaced_not_followed(tmp_path: Path) -> None:
+    body = {"model": "m", "input": ["x"] * 2049}
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_bytes(json.dumps(body).encode())  # even one holding the right bytes
+    folder = tmp_path / "bodies"
+    folder.mkdir()
+    (folder / body_file_name(body)).symlink_to(elsewhere)
+    path = saved_body(curl_command(URL, body, with_auth=False, bodies=folder))
+    assert not path.is_symlink() and json.loads(path.read_bytes()) == body
+    assert elsewhere.read_bytes() == json.dumps(body).encode()  # the link's target untouched
+
+
+def test_bodies_go_to_the_private_folder_by_default() -> None:
+    body = {"model": "m", "input": ["by default"] * 2049}
+    path = saved_body(curl_command(URL, body, with_auth=False))
+    folder = private_dir() / "bodies"
+    assert path.parent == folder and json.loads(path.read_bytes()) == body
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    path.unlink()
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl")
+def test_a_reproducer_does_not_send_a_pre_placed_different_body(
+    clean_server: str, tmp_path: Path
+) -> None:
+    body = {"model": "all-MiniLM-L6-v2", "input": [f"sentence {i}" for i in range(300)]}
+    (tmp_path / body_file_name(body)).write_text('{"model": "all-MiniLM-L6-v2", "input": "one"}')
+    command = curl_command(f"{clean_server}/v1/embeddings", body, with_auth=False, bodies=tmp_path)
+    out = subprocess.run(["sh", "-c", command], capture_output=True, check=True, timeout=120)
+    assert len(json.loads(out.stdout)["data"]) == 300  # the request's own body, not the planted one

@@ -3,9 +3,11 @@ leaks, and the choice of transport. These are faults the suite cannot see from o
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -17,8 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pytest
 import requests
 
+from conformance.runtime_dir import private_dir
+from conformance.server import transports
+from conformance.server.pool import clear_stale_socket
 from conformance.server.process import ServerProcess
 from tests.conftest import reference_server
 from tests.support.server_process import REPO
@@ -105,17 +112,125 @@ def test_client_disconnect_mid_request_leaves_no_segment(clean_server: str) -> N
     wait_for(lambda: not segments(prefix), timeout=30)
 
 
-def test_sigterm_leaves_no_segment_and_no_socket() -> None:
+@pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_signal_leaves_no_segment_and_no_socket(stop_signal: int) -> None:
     server = reference_server("--transport", "shm")
     with server as url:
         prefix = health(url)["shm_prefix"]
         assert embed(url, ["a", "b"]).status_code == 200
         process = server.process
         assert process is not None
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=60) in (0, -signal.SIGTERM)  # uvicorn re-raises it
-    assert segments(prefix) == [] and segments("ecfprobe_" + prefix.removeprefix("ecf_")) == []
-    assert not (Path(tempfile.gettempdir()) / f"ecf-{process.pid}.sock").exists()  # its socket
+        socket_file = worker_socket(process.pid)
+        assert stat.S_ISSOCK(socket_file.lstat().st_mode)  # in the private folder
+        process.send_signal(stop_signal)
+        assert process.wait(timeout=60) in (0, -stop_signal)  # uvicorn re-raises it
+    assert segments(prefix) == [] and segments(probe_of(prefix)) == []
+    assert not socket_file.exists()
+    assert not (Path(tempfile.gettempdir()) / f"ecf-{process.pid}.sock").exists()  # nor the old
+
+
+def worker_socket(frontend_pid: int) -> Path:
+    """Where a frontend started without --worker-address binds for its local workers."""
+    return private_dir() / f"ecf-{frontend_pid}.sock"
+
+
+def probe_of(prefix: str) -> str:
+    return "ecfprobe_" + prefix.removeprefix("ecf_")
+
+
+def running(pid: int) -> bool:
+    """Alive and not a zombie."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live processes of process group ``pgid`` (a worker and whatever it started)."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            members.append(int(entry.name))
+    return members
+
+
+def test_a_killed_frontend_leaves_no_worker_socket_or_segment() -> None:
+    """SIGKILL: the frontend cleans nothing; its orphaned worker must, then exit with its group."""
+    server = reference_server("--transport", "shm")
+    with server as url:
+        process = server.process
+        assert process is not None
+        prefix = health(url)["shm_prefix"]
+        (worker,) = health(url)["workers"]
+        socket_file = worker_socket(process.pid)
+        assert socket_file.exists()
+        assert embed(url, ["a", "b"]).status_code == 200  # on shared memory
+        assert group_members(worker["pid"])  # the worker leads a process group of its own
+        # The frontend dies between a worker's write and its own read: a segment is left.
+        left = transports.write_segment(np.zeros((2, 3), dtype=np.float32), prefix)
+        assert left.name in segments(prefix) and segments(probe_of(prefix))
+        process.kill()
+        process.wait(timeout=10)
+        try:
+            wait_for(lambda: not group_members(worker["pid"]), timeout=5.0)
+            assert not running(worker["pid"])
+            assert not socket_file.exists()
+            assert segments(prefix) == [] and segments(probe_of(prefix)) == []
+        finally:  # never leave a worker behind, whatever failed
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(worker["pid"], signal.SIGKILL)
+
+
+def test_a_stale_socket_file_does_not_stop_the_next_start_and_a_live_one_is_refused() -> None:
+    path = private_dir() / f"ecf-test-{os.getpid()}.sock"
+    address = f"ipc://{path}"
+    first = reference_server("--workers", "1", "--worker-address", address)
+    with first as url:
+        (worker,) = health(url)["workers"]
+        assert first.process is not None
+        # Everything dies at once (as under 'kill -9 -1'): nobody is left to remove the file.
+        os.kill(worker["pid"], signal.SIGSTOP)  # so that it cannot clean up first
+        first.process.kill()
+        first.process.wait(timeout=10)
+        os.killpg(worker["pid"], signal.SIGKILL)
+    wait_for(lambda: not group_members(worker["pid"]), timeout=10)
+    assert stat.S_ISSOCK(path.lstat().st_mode)  # stale: a socket file nobody listens on
+    second = reference_server("--worker-address", address)
+    with second as url:
+        assert embed(url, "after a stale socket").status_code == 200
+        with pytest.raises(RuntimeError, match="did not start"):
+            reference_server("--workers", "0", "--worker-address", address).start(timeout=60)
+        assert embed(url, "the live one kept its socket").status_code == 200
+    assert not path.exists()
+
+
+def test_clearing_the_way_for_a_bind(tmp_path: Path) -> None:
+    stale = str(tmp_path / "stale.sock")
+    with socket.socket(socket.AF_UNIX) as gone:
+        gone.bind(stale)  # closed without unlinking: what a killed process leaves
+    clear_stale_socket(stale)
+    assert not os.path.lexists(stale)
+    clear_stale_socket(stale)  # nothing there: nothing to do
+    live = str(tmp_path / "live.sock")
+    with socket.socket(socket.AF_UNIX) as listening:
+        listening.bind(live)
+        listening.listen()
+        with pytest.raises(OSError, match="another server is listening"):
+            clear_stale_socket(live)
+        assert os.path.exists(live)
+    other = tmp_path / "file"
+    other.write_text("not a socket")
+    with pytest.raises(OSError, match="not a socket"):
+        clear_stale_socket(str(other))
+    assert other.read_text() == "not a socket"
 
 
 def test_leak_fault_leaks_and_clean_mode_does_not() -> None:

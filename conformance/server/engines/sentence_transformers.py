@@ -4,6 +4,7 @@ it."""
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 import sys
 import warnings
@@ -28,25 +29,39 @@ class SentenceTransformersEngine:
         with contextlib.redirect_stdout(sys.stderr):  # keep stdout for the worker protocol
             self._model = SentenceTransformer(path, device="cpu")
         linear_layers_on_onednn(self._model[0])
-        self.fault = fault
         card = model_card(path)
         self.pooling = str(card.get("pooling", "mean"))
         self.normalized = bool(card.get("normalized", False))
         # What runs after pooling (a Dense projection): modules other than the encoder, the
         # pooling and the normalization, which this engine does itself so faults can change it.
         self._head = [m for m in list(self._model)[2:] if type(m).__name__ != "Normalize"]
-        _check_fault_applies(fault, self.pooling, self.normalized, bool(self._head))
-        if fault == "dense-skipped":
-            self._head = []
         loaded: Any = self._model  # sentence-transformers' annotations allow None here
         dimension = getattr(loaded, "get_embedding_dimension", None)
         self.dimension = int((dimension or loaded.get_sentence_embedding_dimension)())
-        if fault == "dense-skipped":
-            self.dimension = int(loaded[0].get_word_embedding_dimension())
-        if fault == "truncate-64":  # a context length set too small, e.g. by a config default
-            loaded.max_seq_length = 64
         self.max_tokens = int(loaded.max_seq_length)
         self.vocab_size = int(loaded.tokenizer.vocab_size)
+        self.fault: str | None = None
+        if fault is not None:
+            self._plant(fault)
+
+    def with_fault(self, fault: str) -> SentenceTransformersEngine:
+        """This engine's loaded model with an engine fault planted: what one request served
+        under /faults/<name> computes with (the worker serves one request at a time). A
+        ValueError when the model lacks what the fault breaks."""
+        view = copy.copy(self)
+        view._plant(fault)
+        return view
+
+    def _plant(self, fault: str) -> None:
+        _check_fault_applies(fault, self.pooling, self.normalized, bool(self._head))
+        self.fault = fault
+        if fault == "dense-skipped":
+            self._head = []
+            encoder: Any = self._model[0]  # the name changed in sentence-transformers 5
+            size = getattr(encoder, "get_embedding_dimension", None)
+            self.dimension = int((size or encoder.get_word_embedding_dimension)())
+        if fault == "truncate-64":  # a context length set too small, e.g. by a config default
+            self.max_tokens = 64
 
     def tokenize(self, text: str, special_tokens: bool = True) -> list[int]:
         ids = self._model.tokenizer.encode(text, add_special_tokens=special_tokens)
@@ -83,7 +98,14 @@ class SentenceTransformersEngine:
         return EngineOutput(np.ascontiguousarray(matrix), rows, tokens)
 
     def _text_features(self, texts: list[str]) -> dict[str, Any]:
-        return cast(dict[str, Any], self._model.preprocess(texts))  # truncates
+        """The model's own preprocessing, truncating at this engine's context (which a planted
+        fault may cut short) rather than the loaded model's, which every fault shares."""
+        model = self._model
+        own, model.max_seq_length = model.max_seq_length, self.max_tokens
+        try:
+            return cast(dict[str, Any], model.preprocess(texts))
+        finally:
+            model.max_seq_length = own
 
     def _id_features(self, sequences: list[list[int]]) -> dict[str, Any]:
         """What preprocess builds for text, from ids taken as given: 0-padded, one segment."""
