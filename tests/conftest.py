@@ -30,6 +30,9 @@ if not any(key in os.environ for key in OPENMP_WAIT_SETTINGS):
 # Short (mkdtemp, not the deep tmp_path): a socket path must fit in 107 bytes.
 RUNTIME_DIR = tempfile.mkdtemp(prefix="ec-")
 os.environ["XDG_RUNTIME_DIR"] = RUNTIME_DIR
+# Importing sentence-transformers (torch._dynamo) makes torch's compile-cache folder,
+# <tmp>/torchinductor_<user>, in this process and every server it starts: theirs go here too.
+os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(RUNTIME_DIR, "torchinductor"))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -197,6 +197,8 @@ def run_suite(
     ]
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="ec-suite-") as cwd, log.open("w") as out:
+        # pytest's temp folders (xdist makes one per run) go with the scratch folder
+        command += ["--basetemp", str(Path(cwd) / "pytest-tmp")]
         print(f"$ {' '.join(command)}", file=out, flush=True)
         try:
             completed = subprocess.run(

@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -62,9 +63,12 @@ def serving(
     launched: list[Launched] = []
     started = time.monotonic()
     ours_before = descendants(os.getpid())
+    # Their temp files (engines' IPC sockets, compile caches) go to a folder of their own,
+    # removed once they have stopped: a build leaves nothing in the shared temp directory.
+    scratch = tempfile.TemporaryDirectory(prefix="ec-peer-", ignore_cleanup_errors=True)
     try:
         for process in processes:
-            item = _launch(process, values, pythons[process.environment], log)
+            item = _launch(process, values, pythons[process.environment], log, scratch.name)
             if process.setup:
                 _run_to_end(item, launched, log, started + timeout)
             else:
@@ -80,15 +84,18 @@ def serving(
             _terminate(strays)
         ports = [int(values[key]) for key in ("port", "port2", "port3") if key in values]
         listening = [port for port in ports if is_listening(port)]
+        scratch.cleanup()
         if listening and sys.exc_info()[0] is None:  # never hide the error that got us here
             raise RuntimeError(f"still listening on 127.0.0.1 port {listening} after the stop")
 
 
-def _launch(process: Process, values: Mapping[str, str], python: Path, log: Path) -> Launched:
+def _launch(
+    process: Process, values: Mapping[str, str], python: Path, log: Path, tmp: str
+) -> Launched:
     own = {**values, "python": str(python), "bin": str(python.parent)}
     own["envdir"] = str(python.parents[2])  # <envdir>/venv/bin/python
     argv = [expand(part, own) for part in process.argv]
-    env = {**os.environ, **{k: expand(v, own) for k, v in process.env.items()}}
+    env = {**os.environ, "TMPDIR": tmp, **{k: expand(v, own) for k, v in process.env.items()}}
     with log.open("a", encoding="utf-8") as out:
         print(f"$ {' '.join(argv)}", file=out, flush=True)
         popen = subprocess.Popen(

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -68,6 +69,29 @@ def test_a_serving_peer_is_stopped_whole(tmp_path: Path) -> None:
         (pid,) = processes.descendants(os.getpid()) & _servers(given["port"])
     assert not processes.is_listening(int(given["port"]))
     assert not alive(pid)
+
+
+LEAVES_A_TEMP_FILE = (
+    "import pathlib, tempfile, time; "
+    "left = pathlib.Path(tempfile.mkstemp(suffix='.sock')[1]); "
+    "pathlib.Path('left').write_text(str(left)); time.sleep(600)"
+)
+
+
+def test_a_peers_temp_files_are_removed_with_it(tmp_path: Path) -> None:
+    """vLLM leaves IPC sockets and compile folders in its temp directory: a peer gets its own."""
+    given = values(tmp_path)
+    pythons = {peers.PROJECT: Path(sys.executable)}
+    litters = process(PYTHON, "-c", LEAVES_A_TEMP_FILE, ready="")
+    with processes.serving([litters], given, pythons, tmp_path / "log", 30):
+        deadline = time.monotonic() + 20
+        while not (tmp_path / "left").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = Path((tmp_path / "left").read_text())
+        assert left.exists()
+        assert left.parent != Path(tempfile.gettempdir())
+    assert not left.exists()
+    assert not left.parent.exists()
 
 
 def _servers(port: str) -> set[int]:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -46,17 +48,23 @@ def bare_vllm(log: Path, model: str = MODEL_NAME) -> Iterator[str]:
         *("--runner", "pooling", "--dtype", "float32", "--enforce-eager"),
         *("--host", "127.0.0.1", "--port", str(port)),
     ]
-    env = {"HF_HUB_OFFLINE": "1", "VLLM_CPU_KVCACHE_SPACE": "1", **os.environ}
-    with log.open("w") as out:
-        process = subprocess.Popen(
-            command, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
-        )
-    base_url = f"http://127.0.0.1:{port}"
+    # vLLM leaves its engine's IPC sockets and torch's compile folders in the temp directory:
+    # give it one of its own, removed once it has stopped.
+    scratch = tempfile.mkdtemp(prefix="ec-vllm-")
+    env = {"HF_HUB_OFFLINE": "1", "VLLM_CPU_KVCACHE_SPACE": "1", **os.environ, "TMPDIR": scratch}
     try:
-        _wait_healthy(process, base_url, log)
-        yield base_url
+        with log.open("w") as out:
+            process = subprocess.Popen(
+                command, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            )
+        base_url = f"http://127.0.0.1:{port}"
+        try:
+            _wait_healthy(process, base_url, log)
+            yield base_url
+        finally:
+            _stop(process)
     finally:
-        _stop(process)
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _wait_healthy(process: subprocess.Popen[bytes], base_url: str, log: Path) -> None:

@@ -45,6 +45,9 @@ def run_suite(workdir: Path, *args: str, env: dict[str, str] | None = None) -> S
             "no:cacheprovider",
             "--results-json",
             str(results_path),
+            # pytest's temp folders (xdist makes one per run) go with the test's own
+            "--basetemp",
+            str(workdir / "pytest-tmp"),
             *args,
         ],
         cwd=workdir,
