@@ -137,7 +137,7 @@ def serve(args: argparse.Namespace) -> int:
     try:
         server.run(sockets=[listener])
     finally:  # a start that failed, or a stop that did not reach the pool's own clean-up
-        pool.remove_socket_file()
+        pool.remove_files()
     return 0
 
 

@@ -15,11 +15,13 @@ import itertools
 import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from multiprocessing import shared_memory
@@ -88,6 +90,9 @@ class WorkerPool:
         self._tasks: list[asyncio.Task[None]] = []
         self._ready = asyncio.Event()
         self._bound = False  # our socket file exists (an ipc address was bound)
+        # The local workers' temp folder (TMPDIR): what their libraries leave there (vLLM's IPC
+        # sockets, torch's compile folders) goes when we stop, or when they see us gone.
+        self.scratch: str | None = None
 
     async def start(self) -> None:
         self._socket.setsockopt(zmq.LINGER, 0)
@@ -99,6 +104,8 @@ class WorkerPool:
         if self.transport != "base64":
             self._probe = self._make_probe()
         self._tasks = [asyncio.create_task(self._receive()), asyncio.create_task(self._watch())]
+        if self.count:
+            self.scratch = tempfile.mkdtemp(prefix="ecf-workers-")
         for slot in range(self.count):
             self._spawn(slot)
         await asyncio.wait_for(self._ready.wait(), START_TIMEOUT)
@@ -125,6 +132,7 @@ class WorkerPool:
             # Outlive us by seconds at most, however we end (SIGKILL included): see the worker.
             "--parent",
             str(os.getpid()),
+            *(("--scratch", self.scratch) if self.scratch else ()),
         ]
         # Share the cores: N workers each running torch on every core thrash each other. One
         # worker keeps the runtime's own thread set-up, the same as an in-process model's.
@@ -133,8 +141,11 @@ class WorkerPool:
         command += ["--model", self.model] if self.model else []
         command += ["--fault", self.fault] if self.fault else []
         # Its own process group: vLLM's engine processes under it die with it (killpg).
+        env = worker_environment()
+        if self.scratch:
+            env["TMPDIR"] = self.scratch
         process = subprocess.Popen(
-            command, stdout=subprocess.DEVNULL, start_new_session=True, env=worker_environment()
+            command, stdout=subprocess.DEVNULL, start_new_session=True, env=env
         )
         self.workers[identity] = WorkerState(identity, process, slot)
 
@@ -256,14 +267,18 @@ class WorkerPool:
                 self._probe.unlink()
         transports.sweep(self.prefix)  # the frontend owns cleanup: nothing may outlive us
         self._socket.close()
-        self.remove_socket_file()
+        self.remove_files()
 
-    def remove_socket_file(self) -> None:
-        """ZeroMQ leaves the socket file of a bound ipc address: remove ours (once bound)."""
+    def remove_files(self) -> None:
+        """Our socket file (ZeroMQ leaves the file of a bound ipc address) and the workers'
+        temp folder, once they are ours."""
         if self._bound and self.address.startswith(IPC):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.address.removeprefix(IPC))
             self._bound = False
+        if self.scratch:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None
 
 
 def clear_stale_socket(path: str) -> None:

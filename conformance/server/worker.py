@@ -23,6 +23,7 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -339,8 +340,9 @@ class ParentWatch:
     socket file, its shared-memory segments -- and exit with our process group (vLLM's engine
     processes), within PARENT_CHECK_INTERVAL. Remote workers, started by hand, have no watch."""
 
-    def __init__(self, parent: int, address: str) -> None:
+    def __init__(self, parent: int, address: str, scratch: str | None = None) -> None:
         self.parent = parent
+        self.scratch = scratch  # the temp folder the frontend made for its workers
         self.worker: Worker | None = None  # once the model is loaded: the prefix to sweep
         self.socket_path = address.removeprefix(IPC) if address.startswith(IPC) else None
         # The frontend bound it before starting us: a file put there later is not its own.
@@ -368,6 +370,8 @@ class ParentWatch:
             transports.sweep(worker.prefix)
         if worker is not None and worker.probe:
             transports.discard_segment(worker.probe)
+        if self.scratch:
+            shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 def _file_identity(path: str | None) -> tuple[int, int] | None:
@@ -466,9 +470,18 @@ def main(argv: list[str] | None = None) -> None:
         help="(set by the frontend for its local workers) once process PID is no longer our "
         "parent, remove its ipc socket file and shared-memory segments and exit",
     )
+    parser.add_argument(
+        "--scratch",
+        default=None,
+        metavar="DIR",
+        help="(set by the frontend with --parent) its workers' temp folder, removed with the "
+        "rest once the frontend is gone",
+    )
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    watch = ParentWatch(args.parent, args.connect) if args.parent is not None else None
+    watch = (
+        ParentWatch(args.parent, args.connect, args.scratch) if args.parent is not None else None
+    )
     if watch is not None:
         watch.start()  # before the model loads: a frontend may die while we load
     if args.threads:

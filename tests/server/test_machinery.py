@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import stat
@@ -122,16 +123,28 @@ def test_a_stop_signal_leaves_no_segment_and_no_socket(stop_signal: int) -> None
         assert process is not None
         socket_file = worker_socket(process.pid)
         assert stat.S_ISSOCK(socket_file.lstat().st_mode)  # in the private folder
+        (worker,) = health(url)["workers"]
+        scratch = worker_scratch(worker["pid"])
         process.send_signal(stop_signal)
         assert process.wait(timeout=60) in (0, -stop_signal)  # uvicorn re-raises it
     assert segments(prefix) == [] and segments(probe_of(prefix)) == []
     assert not socket_file.exists()
+    assert not scratch.exists()
     assert not (Path(tempfile.gettempdir()) / f"ecf-{process.pid}.sock").exists()  # nor the old
 
 
 def worker_socket(frontend_pid: int) -> Path:
     """Where a frontend started without --worker-address binds for its local workers."""
     return private_dir() / f"ecf-{frontend_pid}.sock"
+
+
+def worker_scratch(worker_pid: int) -> Path:
+    """The temp folder (TMPDIR) a local worker was given, holding a file of its libraries'."""
+    argv = Path(f"/proc/{worker_pid}/cmdline").read_bytes().decode().split("\0")
+    scratch = Path(argv[argv.index("--scratch") + 1])
+    assert scratch.is_dir() and scratch.parent == Path(tempfile.gettempdir())
+    (scratch / "left-by-a-library").touch()  # as vLLM leaves its IPC sockets
+    return scratch
 
 
 def probe_of(prefix: str) -> str:
@@ -172,6 +185,7 @@ def test_a_killed_frontend_leaves_no_worker_socket_or_segment() -> None:
         (worker,) = health(url)["workers"]
         socket_file = worker_socket(process.pid)
         assert socket_file.exists()
+        scratch = worker_scratch(worker["pid"])
         assert embed(url, ["a", "b"]).status_code == 200  # on shared memory
         assert group_members(worker["pid"])  # the worker leads a process group of its own
         # The frontend dies between a worker's write and its own read: a segment is left.
@@ -184,6 +198,7 @@ def test_a_killed_frontend_leaves_no_worker_socket_or_segment() -> None:
             assert not running(worker["pid"])
             assert not socket_file.exists()
             assert segments(prefix) == [] and segments(probe_of(prefix)) == []
+            assert not scratch.exists()
         finally:  # never leave a worker behind, whatever failed
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(worker["pid"], signal.SIGKILL)
@@ -196,12 +211,14 @@ def test_a_stale_socket_file_does_not_stop_the_next_start_and_a_live_one_is_refu
     with first as url:
         (worker,) = health(url)["workers"]
         assert first.process is not None
+        scratch = worker_scratch(worker["pid"])
         # Everything dies at once (as under 'kill -9 -1'): nobody is left to remove the file.
         os.kill(worker["pid"], signal.SIGSTOP)  # so that it cannot clean up first
         first.process.kill()
         first.process.wait(timeout=10)
         os.killpg(worker["pid"], signal.SIGKILL)
     wait_for(lambda: not group_members(worker["pid"]), timeout=10)
+    shutil.rmtree(scratch)  # nobody was left to remove the workers' temp folder either
     assert stat.S_ISSOCK(path.lstat().st_mode)  # stale: a socket file nobody listens on
     second = reference_server("--worker-address", address)
     with second as url:
