@@ -1,5 +1,5 @@
 """The per-user private folder for runtime files: the reference server's worker socket, the
-curl reproducers' body files.
+curl reproducers' body files; and keeping torch's import from leaving a folder behind.
 
 ``$XDG_RUNTIME_DIR/embedding-conformance`` when XDG_RUNTIME_DIR is set (an absolute path, as
 the XDG base directory spec asks), else ``<temp dir>/embedding-conformance-<uid>``. Created
@@ -10,9 +10,13 @@ the project: the server and the client both use it.
 
 from __future__ import annotations
 
+import contextlib
+import getpass
 import os
+import re
 import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 NAME = "embedding-conformance"
@@ -64,3 +68,22 @@ def check_private(path: Path) -> None:
             f"refusing the private folder {path}: {problem} (expected a folder owned by this "
             "user, mode 0700; remove it, or set XDG_RUNTIME_DIR to a private folder)"
         )
+
+
+@contextlib.contextmanager
+def no_torch_cache_folder() -> Iterator[None]:
+    """Around the import of sentence-transformers: importing it (torch._dynamo) makes torch's
+    compile-cache folder, ``<temp dir>/torchinductor_<user>``. Nothing here compiles, so a
+    folder that was not there before, and is still empty, is removed again."""
+    if "TORCHINDUCTOR_CACHE_DIR" in os.environ:  # the user's choice: theirs to keep
+        yield
+        return
+    user = re.sub(r'[\\/:*?"<>|]', "_", getpass.getuser())  # as torch spells the folder
+    folder = Path(tempfile.gettempdir()) / f"torchinductor_{user}"
+    existed = folder.exists()
+    try:
+        yield
+    finally:
+        if not existed:
+            with contextlib.suppress(OSError):  # not empty, or gone: leave it
+                folder.rmdir()

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import getpass
 import os
 import stat
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -81,3 +84,19 @@ def test_a_missing_xdg_runtime_dir_is_a_clear_error(
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "gone"))
     with pytest.raises(PrivateDirError, match="cannot create the private folder"):
         private_dir()
+
+
+def test_importing_torch_leaves_no_compile_cache_folder(tmp_path: Path) -> None:
+    """torch._dynamo makes <tmp>/torchinductor_<user> on import; a fresh interpreter that
+    imports sentence-transformers through no_torch_cache_folder leaves nothing in its temp dir."""
+    code = (
+        "from conformance.runtime_dir import no_torch_cache_folder\n"
+        "with no_torch_cache_folder():\n"
+        "    import sentence_transformers\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TORCHINDUCTOR_CACHE_DIR"}
+    subprocess.run([sys.executable, "-c", code], env={**env, "TMPDIR": str(tmp_path)}, check=True)
+    assert list(tmp_path.iterdir()) == []
+    code = "import sentence_transformers"  # without it: the folder the guard removes
+    subprocess.run([sys.executable, "-c", code], env={**env, "TMPDIR": str(tmp_path)}, check=True)
+    assert [p.name for p in tmp_path.iterdir()] == [f"torchinductor_{getpass.getuser()}"]

@@ -27,6 +27,7 @@ from conformance.client import EmbeddingsClient, EndpointError, Exchange, HttpCl
 from conformance.corpus import Case
 from conformance.references.recording import Recording, corpus_hash
 from conformance.references.shape import observed_behaviour
+from conformance.runtime_dir import no_torch_cache_folder
 from conformance.variants import file_sha256, tree_digest
 
 BATCH = 16
@@ -112,7 +113,8 @@ def record_sentence_transformers(
     truncated by it, as it always does)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
-        from sentence_transformers import SentenceTransformer
+        with no_torch_cache_folder():
+            from sentence_transformers import SentenceTransformer
     except ImportError as exc:
         raise RecordError(
             f"sentence-transformers is not installed ({exc}): "
