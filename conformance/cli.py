@@ -199,6 +199,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:2] == ["bench", "locustfile"]:  # for `locust -f`: locust itself is not imported
+        print(Path(__file__).parent / "bench" / "locustfile.py")
+        return 0
     if argv[:2] == ["bench", "serialization"]:
         from conformance.bench.serialization import main as serialization_main
 

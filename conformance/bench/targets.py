@@ -41,15 +41,19 @@ class Target:
     concurrent: bool = True  # can several clients load it at once
 
     def decode(self, reply: Reply) -> tuple[Matrix | None, str]:
-        """The answer's vectors, or None and why not (a status, a body that is no envelope)."""
-        if reply.vectors is not None:
-            return reply.vectors, ""
-        if reply.status != 200:
-            return None, f"HTTP {reply.status}: {reply.body[:120]!r}"
-        try:
-            return decode_response(json.loads(reply.body)).matrix(), ""
-        except (ValueError, TypeError, AttributeError) as exc:
-            return None, f"not an embeddings envelope ({exc})"
+        return decode_reply(reply)
+
+
+def decode_reply(reply: Reply) -> tuple[Matrix | None, str]:
+    """The answer's vectors, or None and why not (a status, a body that is no envelope)."""
+    if reply.vectors is not None:
+        return reply.vectors, ""
+    if reply.status != 200:
+        return None, f"HTTP {reply.status}: {reply.body[:120]!r}"
+    try:
+        return decode_response(json.loads(reply.body)).matrix(), ""
+    except (ValueError, TypeError, AttributeError) as exc:
+        return None, f"not an embeddings envelope ({exc})"
 
 
 def endpoint(

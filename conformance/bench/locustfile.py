@@ -1,0 +1,352 @@
+"""The bench's requests on Locust, every answer judged: load from one machine or a fleet.
+
+Run it with Locust's own command (``embedding-conformance bench locustfile`` prints this
+file's path)::
+
+    locust -f "$(embedding-conformance bench locustfile)" --host http://127.0.0.1:8000 \\
+        --headless -u 8 -r 8 --run-time 60s --ec-batch 1,15,64 --ec-out bench-results
+
+Each request is one of the bench's (``--ec-batch`` inputs of ``--ec-tokens`` tokens, as
+``--ec-encoding``), over a pool of distinct inputs so that concurrent requests never ask the
+same thing (an answer given to the wrong request is then visible). Every answer is judged by
+the bench's validator (count, dimension, finite values, norm, 1 - cosine to the reference);
+a wrong one is a Locust failure that says why ("INVALID: dimension 30720, ..."), a right one
+a success with its latency. Judging happens after Locust has timed the request.
+
+Distributed as Locust is: the master (or the single process) resolves the reference once,
+before the load starts, and sends it to every worker; workers need only the package with its
+``locust`` extra (numpy, no model). When the run ends the master writes ``bench.json`` rows (one
+per batch size, mode ``concurrency`` with the user count as load) and the bench's plots into
+``--ec-out``, next to whatever Locust writes (``--html``, ``--csv``). The exit code is Locust's:
+non-zero when any answer was invalid.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+import re
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import gevent.event
+import numpy as np
+from locust import FastHttpUser, events, task
+from locust.env import Environment
+from locust.exception import StopUser
+from locust.runners import MasterRunner, WorkerRunner
+
+from conformance.bench import measure
+from conformance.bench.targets import Reply, decode_reply
+
+REFERENCE_MESSAGE = "embedding-conformance:reference"
+DONE_MESSAGE = "embedding-conformance:done"  # a worker sent its share of --ec-requests
+POOL_FACTOR = 4  # the pool holds this many times the largest batch of distinct inputs
+STRIDE = 7  # consecutive requests start this many inputs apart in the pool
+REFERENCE_WAIT_S = 300.0  # a worker's users wait this long for the master's reference
+
+
+class Run:
+    """What this process knows of the run: the inputs, their reference, the request quota."""
+
+    def __init__(self) -> None:
+        self.ready = gevent.event.Event()
+        self.inputs: list[str] = []
+        self.reference: np.ndarray = np.zeros((0, 0))
+        self.normalized = True
+        self.quota: int | None = None  # requests this process may still send (None: no cap)
+        self.workers = 0  # the master: how many workers took part
+        self.sent = 0
+        self.spent = False  # the quota ran out (and whoever must hear of it was told)
+        self.offsets = itertools.count()
+        self.lock = threading.Lock()
+
+    def load(self, inputs: list[str], reference: np.ndarray, normalized: bool) -> None:
+        self.inputs, self.reference, self.normalized = inputs, reference, normalized
+        self.ready.set()
+
+    def window(self, size: int) -> tuple[list[str], np.ndarray]:
+        """The next request's inputs, and their reference rows."""
+        starts = len(self.inputs) - size + 1
+        start = next(self.offsets) * STRIDE % starts
+        return self.inputs[start : start + size], self.reference[start : start + size]
+
+    def take(self) -> bool:
+        """One more request within the quota?"""
+        with self.lock:
+            if self.quota is not None and self.sent >= self.quota:
+                return False
+            self.sent += 1
+            return True
+
+
+RUN = Run()
+
+
+def _options(parser: Any) -> None:
+    add = parser.add_argument  # Locust's own (a group's would refuse its is_secret)
+    add(
+        "--ec-batch",
+        default="1,15,64",
+        help="inputs per request, comma-separated; requests cycle through them (default 1,15,64)",
+    )
+    add(
+        "--ec-tokens",
+        type=int,
+        default=80,
+        help="tokens per input, [CLS] and [SEP] included (default 80)",
+    )
+    add(
+        "--ec-encoding",
+        default="base64",
+        choices=("base64", "float"),
+        help="encoding_format asked for (default base64, as the openai client)",
+    )
+    add("--ec-model", default="all-MiniLM-L6-v2", help="model name sent (default all-MiniLM-L6-v2)")
+    add(
+        "--ec-reference",
+        default=None,
+        help="what answers are judged against, resolved once by the master: "
+        "sentence-transformers:PATH or a reference endpoint's URL (default: the bundled model)",
+    )
+    add(
+        "--ec-api-key",
+        default=os.environ.get("EMBEDDINGS_API_KEY"),
+        is_secret=True,
+        help="bearer token for --host (default: EMBEDDINGS_API_KEY)",
+    )
+    add(
+        "--ec-requests",
+        type=int,
+        default=0,
+        help="stop after this many requests in all (shared out among the workers; 0: no cap, "
+        "--run-time bounds the run)",
+    )
+    add(
+        "--ec-out",
+        default="bench-results",
+        help="where bench.json and the plots go (default bench-results)",
+    )
+
+
+def batches(options: Any) -> list[int]:
+    sizes = [int(part) for part in str(options.ec_batch).split(",") if part.strip()]
+    if not sizes or min(sizes) <= 0:
+        raise ValueError(f"--ec-batch {options.ec_batch!r}: expected positive numbers")
+    return sizes
+
+
+def _init(environment: Environment, **_: Any) -> None:
+    runner = environment.runner
+    if isinstance(runner, WorkerRunner):
+        runner.register_message(REFERENCE_MESSAGE, _receive_reference)
+        return
+    options = environment.parsed_options
+    if options is None:  # a library use without Locust's command line: nothing to resolve
+        return
+    inputs, reference = resolve_reference(options)
+    normalized = bool(np.all(np.abs(np.linalg.norm(reference, axis=1) - 1) < 1e-3))
+    RUN.load(inputs, reference, normalized)
+    if options.ec_requests:
+        RUN.quota = options.ec_requests
+    if isinstance(runner, MasterRunner):
+        done: set[str] = set()
+
+        def worker_done(environment: Environment, msg: Any, **_: Any) -> None:
+            done.add(msg.node_id)
+            if len(done) >= runner.worker_count:  # every worker sent its share: the run is over
+                gevent.spawn(runner.quit)
+
+        runner.register_message(DONE_MESSAGE, worker_done)
+
+
+def resolve_reference(options: Any) -> tuple[list[str], np.ndarray]:
+    """The pool of inputs and its reference vectors, computed once, before any load."""
+    from argparse import Namespace
+
+    from conformance.bench.main import reference_spec, reference_vectors, texts
+
+    inputs = texts(POOL_FACTOR * max(batches(options)), options.ec_tokens)
+    spec = reference_spec(options.ec_reference, options.ec_model)
+    asked = Namespace(model=options.ec_model, api_key=options.ec_api_key)
+    return inputs, reference_vectors(spec, asked, inputs)
+
+
+def _send_reference(environment: Environment, **_: Any) -> None:
+    """The master hands every worker the reference, and its share of the request cap."""
+    runner, options = environment.runner, environment.parsed_options
+    if not isinstance(runner, MasterRunner) or options is None:
+        return
+    RUN.workers = runner.worker_count
+    workers = max(1, runner.worker_count)
+    quota = math.ceil(options.ec_requests / workers) if options.ec_requests else None
+    data = {
+        "inputs": RUN.inputs,
+        "reference": RUN.reference.tolist(),
+        "normalized": RUN.normalized,
+        "quota": quota,
+    }
+    runner.send_message(REFERENCE_MESSAGE, data)
+
+
+def _receive_reference(environment: Environment, msg: Any, **_: Any) -> None:
+    RUN.quota, RUN.sent = msg.data["quota"], 0
+    RUN.load(msg.data["inputs"], np.asarray(msg.data["reference"]), msg.data["normalized"])
+
+
+class EmbeddingsUser(FastHttpUser):
+    """One closed-loop client: the next request as soon as the last answer is in and judged."""
+
+    def on_start(self) -> None:
+        options = self.environment.parsed_options
+        if not RUN.ready.wait(timeout=REFERENCE_WAIT_S):
+            raise RuntimeError(f"no reference from the master within {REFERENCE_WAIT_S:g} s")
+        self.sizes = itertools.cycle(batches(options))
+        self.model, self.encoding = options.ec_model, options.ec_encoding
+        self.headers = {"Content-Type": "application/json"}
+        if options.ec_api_key:
+            self.headers["Authorization"] = f"Bearer {options.ec_api_key}"
+
+    @task
+    def embed(self) -> None:
+        if not RUN.take():
+            _quota_spent(self.environment)
+            raise StopUser()
+        size = next(self.sizes)
+        batch, expected = RUN.window(size)
+        body = json.dumps({"model": self.model, "input": batch, "encoding_format": self.encoding})
+        with self.client.post(
+            "/v1/embeddings",
+            data=body,
+            headers=self.headers,
+            name=f"batch {size}",
+            catch_response=True,
+        ) as response:
+            reply = Reply(response.status_code or 0, response.content or b"")
+            vectors, why = decode_reply(reply)
+            found = [why] if why else measure.judge_against(expected, RUN.normalized)(vectors)
+            if found:
+                response.failure("INVALID: " + "; ".join(found))
+            else:
+                response.success()
+
+
+def _quota_spent(environment: Environment) -> None:
+    """Once per process: a worker tells the master; a single process ends the run itself."""
+    with RUN.lock:
+        if RUN.spent:
+            return
+        RUN.spent = True
+    runner = environment.runner
+    if isinstance(runner, WorkerRunner):
+        runner.send_message(DONE_MESSAGE)
+    elif runner is not None:
+        gevent.spawn(runner.quit)
+
+
+def _write_results(environment: Environment, **_: Any) -> None:
+    """bench.json and the plots, from Locust's statistics (the master's, or the only process's)."""
+    if isinstance(environment.runner, WorkerRunner) or environment.parsed_options is None:
+        return
+    options = environment.parsed_options
+    rows = rows_of(environment, batches(options), options.num_users or 0)
+    out = Path(options.ec_out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_results(environment, options, rows, out)
+
+
+def rows_of(environment: Environment, sizes: list[int], users: int) -> list[dict[str, Any]]:
+    """One bench row per batch size: closed-loop load of ``users`` clients."""
+    target = environment.host or "?"
+    problems = first_problems(environment)
+    rows = []
+    for size in sizes:
+        entry = environment.stats.entries.get((f"batch {size}", "POST"))
+        requests = entry.num_requests if entry else 0
+        invalid = entry.num_failures if entry else 0
+        valid = requests > 0 and invalid == 0
+        row: dict[str, Any] = {
+            "target": target,
+            "batch": size,
+            "mode": "concurrency",
+            "load": users,
+            "requests": requests,
+            "invalid": invalid,
+            "status": "VALID" if valid else "INVALID",
+            "problem": problems.get(size) or (None if requests else "no request was answered"),
+            "bytes_per_answer": int(entry.avg_content_length) if entry else 0,
+        }
+        if valid and entry is not None:
+            row |= {
+                "p50_ms": float(entry.get_response_time_percentile(0.5)),
+                "p90_ms": float(entry.get_response_time_percentile(0.9)),
+                "p99_ms": float(entry.get_response_time_percentile(0.99)),
+                "mean_ms": float(entry.avg_response_time),
+                "inputs_per_s": float(entry.total_rps) * size,
+            }
+        else:
+            row |= dict.fromkeys(("p50_ms", "p90_ms", "p99_ms", "mean_ms", "inputs_per_s"))
+        rows.append(row)
+    return rows
+
+
+WRAPPED = re.compile(r"^\w+\((['\"])(.*)\1\)$", re.DOTALL)  # CatchResponseError('...')
+
+
+def first_problems(environment: Environment) -> dict[int, str]:
+    """Per batch size, the most frequent failure's message, without Locust's exception wrapper."""
+    found: dict[int, tuple[int, str]] = {}
+    for error in environment.stats.errors.values():
+        size = int(str(error.name).removeprefix("batch "))
+        text = str(error.error)
+        if match := WRAPPED.match(text):
+            text = match.group(2)
+        if error.occurrences > found.get(size, (0, ""))[0]:
+            found[size] = (error.occurrences, text)
+    return {size: text for size, (_, text) in found.items()}
+
+
+def write_results(
+    environment: Environment, options: Any, rows: list[dict[str, Any]], out: Path
+) -> None:
+    from locust import __version__ as locust_version
+
+    from conformance import __version__
+    from conformance.bench import main, plots
+    from conformance.files import write_text_atomically
+
+    workers = RUN.workers
+    results = {
+        "format": main.FORMAT,
+        "version": __version__,
+        "tokens": options.ec_tokens,
+        "rounds": 0,
+        "warmup": 0,
+        "reference": options.ec_reference or f"bundled {main.MODEL} (sentence-transformers)",
+        "encoding": options.ec_encoding,
+        "targets": [environment.host or "?"],
+        "load_generator": {"tool": "locust", "version": locust_version, "workers": workers},
+        "rows": rows,
+    }
+    write_text_atomically(out / "bench.json", json.dumps(results, indent=2) + "\n")
+    title = (
+        f"Locust ({workers or 'no'} workers, {options.num_users} users), "
+        f"{options.ec_tokens}-token inputs, {options.ec_encoding}"
+    )
+    written = plots.latency_plot(rows, out, title) + plots.throughput_plot(rows, out, title)
+    print(main.table(rows))
+    print(f"wrote {out / 'bench.json'}, " + ", ".join(str(path) for path in written))
+
+
+def _listen(hook: Any, listener: Callable[..., None]) -> None:
+    hook.add_listener(listener)  # through Any: Locust's EventHook is untyped
+
+
+_listen(events.init_command_line_parser, _options)
+_listen(events.init, _init)
+_listen(events.test_start, _send_reference)
+_listen(events.quitting, _write_results)
