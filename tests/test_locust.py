@@ -21,6 +21,7 @@ import pytest
 
 from conformance.matrix.processes import free_ports
 from tests.conftest import FaultRoute
+from tests.test_bench import validate_schema
 
 LOCUSTFILE = Path(__file__).parents[1] / "conformance" / "bench" / "locustfile.py"
 REQUESTS = 80  # the cap, shared out between the two workers
@@ -98,6 +99,7 @@ def test_every_answer_of_a_correct_server_is_valid(fault_route: FaultRoute, tmp_
     assert REQUESTS <= sum(row["requests"] for row in rows.values()) <= REQUESTS + 8, rows
     assert all(row["p50_ms"] > 0 and row["inputs_per_s"] > 0 for row in rows.values()), rows
     assert run.bench["load_generator"]["workers"] == 2
+    validate_schema(run.bench)  # the local bench's format: the two runs compare directly
     for kept in ("locust.html", "locust_stats.csv", "latency.png", "throughput.svg"):
         assert (tmp_path / kept).exists(), kept
 
