@@ -200,6 +200,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:2] == ["bench", "locustfile"]:  # for `locust -f`: locust itself is not imported
+        from conformance.bench.locust_options import print_help
+
+        print_help(argv[2:])  # --help lists the file's own options; anything else is an error
         print(Path(__file__).parent / "bench" / "locustfile.py")
         return 0
     if argv[:2] == ["bench", "serialization"]:

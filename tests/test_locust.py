@@ -124,3 +124,19 @@ def test_wrong_answers_under_load_fail_the_run_with_their_reason(
         assert row["p50_ms"] is None and row["inputs_per_s"] is None  # no latency of a wrong one
         assert re.match(reason, row["problem"]), row["problem"]
     assert re.search(r"POST batch \d+: [\"']" + reason, run.output)  # Locust's error report
+
+
+def test_the_cli_prints_the_locust_file_and_its_options(capsys: pytest.CaptureFixture[str]) -> None:
+    from conformance.cli import main
+
+    assert main(["bench", "locustfile"]) == 0
+    assert Path(capsys.readouterr().out.strip()) == LOCUSTFILE
+    with pytest.raises(SystemExit) as shown:
+        main(["bench", "locustfile", "--help"])  # Locust's own --help omits a file's options
+    assert shown.value.code == 0
+    listed = capsys.readouterr().out
+    for option in ("batch", "tokens", "encoding", "model", "reference", "api-key", "requests"):
+        assert f"--ec-{option}" in listed
+    with pytest.raises(SystemExit):
+        main(["bench", "locustfile", "--ec-batch", "0"])
+    assert "expected comma-separated positive numbers" in capsys.readouterr().err

@@ -26,7 +26,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import os
 import re
 import threading
 from collections.abc import Callable
@@ -41,6 +40,7 @@ from locust.exception import StopUser
 from locust.runners import MasterRunner, WorkerRunner
 
 from conformance.bench import measure
+from conformance.bench.locust_options import add_options
 from conformance.bench.targets import Reply, decode_reply
 
 REFERENCE_MESSAGE = "embedding-conformance:reference"
@@ -88,56 +88,11 @@ RUN = Run()
 
 
 def _options(parser: Any) -> None:
-    add = parser.add_argument  # Locust's own (a group's would refuse its is_secret)
-    add(
-        "--ec-batch",
-        default="1,15,64",
-        help="inputs per request, comma-separated; requests cycle through them (default 1,15,64)",
-    )
-    add(
-        "--ec-tokens",
-        type=int,
-        default=80,
-        help="tokens per input, [CLS] and [SEP] included (default 80)",
-    )
-    add(
-        "--ec-encoding",
-        default="base64",
-        choices=("base64", "float"),
-        help="encoding_format asked for (default base64, as the openai client)",
-    )
-    add("--ec-model", default="all-MiniLM-L6-v2", help="model name sent (default all-MiniLM-L6-v2)")
-    add(
-        "--ec-reference",
-        default=None,
-        help="what answers are judged against, resolved once by the master: "
-        "sentence-transformers:PATH or a reference endpoint's URL (default: the bundled model)",
-    )
-    add(
-        "--ec-api-key",
-        default=os.environ.get("EMBEDDINGS_API_KEY"),
-        is_secret=True,
-        help="bearer token for --host (default: EMBEDDINGS_API_KEY)",
-    )
-    add(
-        "--ec-requests",
-        type=int,
-        default=0,
-        help="stop after this many requests in all (shared out among the workers; 0: no cap, "
-        "--run-time bounds the run)",
-    )
-    add(
-        "--ec-out",
-        default="bench-results",
-        help="where bench.json and the plots go (default bench-results)",
-    )
+    add_options(parser, is_secret=True)  # Locust's own parser masks the key in its web UI
 
 
 def batches(options: Any) -> list[int]:
-    sizes = [int(part) for part in str(options.ec_batch).split(",") if part.strip()]
-    if not sizes or min(sizes) <= 0:
-        raise ValueError(f"--ec-batch {options.ec_batch!r}: expected positive numbers")
-    return sizes
+    return list(options.ec_batch)  # parsed by its option's type
 
 
 def _init(environment: Environment, **_: Any) -> None:
