@@ -140,3 +140,14 @@ def test_the_cli_prints_the_locust_file_and_its_options(capsys: pytest.CaptureFi
     with pytest.raises(SystemExit):
         main(["bench", "locustfile", "--ec-batch", "0"])
     assert "expected comma-separated positive numbers" in capsys.readouterr().err
+
+
+def test_a_run_with_nothing_to_judge_by_does_not_start(tmp_path: Path) -> None:
+    """Another model and no --ec-reference: the run ends before any load (fail closed)."""
+    argv = [sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--headless"]
+    argv += ["--host", "http://127.0.0.1:9", "-u", "1", "--run-time", "30s"]
+    argv += ["--ec-model", "some-other-model", "--ec-out", str(tmp_path)]
+    completed = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert completed.returncode != 0
+    assert "no reference for model 'some-other-model'" in completed.stderr + completed.stdout
+    assert not (tmp_path / "bench.json").exists()

@@ -42,6 +42,7 @@ from locust.runners import MasterRunner, WorkerRunner
 from conformance.bench import measure
 from conformance.bench.locust_options import add_options
 from conformance.bench.targets import Reply, decode_reply
+from conformance.client import parse_endpoint
 
 REFERENCE_MESSAGE = "embedding-conformance:reference"
 DONE_MESSAGE = "embedding-conformance:done"  # a worker sent its share of --ec-requests
@@ -103,9 +104,10 @@ def _init(environment: Environment, **_: Any) -> None:
     options = environment.parsed_options
     if options is None:  # a library use without Locust's command line: nothing to resolve
         return
-    inputs, reference = resolve_reference(options)
-    normalized = bool(np.all(np.abs(np.linalg.norm(reference, axis=1) - 1) < 1e-3))
-    RUN.load(inputs, reference, normalized)
+    try:
+        RUN.load(*resolve_reference(options))
+    except ValueError as exc:  # nothing to judge answers by: no run (Locust would go on)
+        raise SystemExit(f"embedding-conformance: {exc}") from None
     if options.ec_requests:
         RUN.quota = options.ec_requests
     if isinstance(runner, MasterRunner):
@@ -119,16 +121,19 @@ def _init(environment: Environment, **_: Any) -> None:
         runner.register_message(DONE_MESSAGE, worker_done)
 
 
-def resolve_reference(options: Any) -> tuple[list[str], np.ndarray]:
-    """The pool of inputs and its reference vectors, computed once, before any load."""
+def resolve_reference(options: Any) -> tuple[list[str], np.ndarray, bool]:
+    """The pool of inputs, its reference vectors and whether the model normalizes them,
+    computed once, before any load, as the local bench does."""
     from argparse import Namespace
 
-    from conformance.bench.main import reference_spec, reference_vectors, texts
+    from conformance.bench.main import NORM_SLACK, reference_spec, reference_vectors, texts
 
     inputs = texts(POOL_FACTOR * max(batches(options)), options.ec_tokens)
     spec = reference_spec(options.ec_reference, options.ec_model)
     asked = Namespace(model=options.ec_model, api_key=options.ec_api_key)
-    return inputs, reference_vectors(spec, asked, inputs)
+    reference = reference_vectors(spec, asked, inputs)
+    normalized = bool(np.all(np.abs(np.linalg.norm(reference, axis=1) - 1) < NORM_SLACK))
+    return inputs, reference, normalized
 
 
 def _send_reference(environment: Environment, **_: Any) -> None:
@@ -162,6 +167,9 @@ class EmbeddingsUser(FastHttpUser):
             raise RuntimeError(f"no reference from the master within {REFERENCE_WAIT_S:g} s")
         self.sizes = itertools.cycle(batches(options))
         self.model, self.encoding = options.ec_model, options.ec_encoding
+        if not self.host:
+            raise RuntimeError("no endpoint: give --host URL")
+        self.url = parse_endpoint(self.host).embeddings_url  # --host as the suite reads URLs
         self.headers = {"Content-Type": "application/json"}
         if options.ec_api_key:
             self.headers["Authorization"] = f"Bearer {options.ec_api_key}"
@@ -175,7 +183,7 @@ class EmbeddingsUser(FastHttpUser):
         batch, expected = RUN.window(size)
         body = json.dumps({"model": self.model, "input": batch, "encoding_format": self.encoding})
         with self.client.post(
-            "/v1/embeddings",
+            self.url,
             data=body,
             headers=self.headers,
             name=f"batch {size}",
