@@ -41,16 +41,22 @@ class LocustRun:
         return {row["batch"]: row for row in self.bench["rows"]}
 
 
-def locust_run(host: str, out: Path) -> LocustRun:
-    """``locust --master`` and two ``--worker`` processes, bounded by a request cap and 60 s."""
+def locust_run(host: str, out: Path, late_worker: bool = False) -> LocustRun:
+    """``locust --master`` and two ``--worker`` processes, bounded by a request cap and 60 s;
+    with ``late_worker``, the second joins a running test, which then ends after 20 s."""
     (port,) = free_ports(1)
     common = [sys.executable, "-m", "locust", "-f", str(LOCUSTFILE)]
+    bounds = (
+        ("--run-time", "20s")
+        if late_worker
+        else ("--run-time", "60s", "--ec-requests", str(REQUESTS))
+    )
     master_argv = [
         *common,
-        *("--master", "--headless", "--expect-workers", "2"),
+        *("--master", "--headless", "--expect-workers", "1" if late_worker else "2"),
         *("--master-bind-host", "127.0.0.1", "--master-bind-port", str(port)),
-        *("--host", host, "-u", "4", "-r", "4", "--run-time", "60s", "--stop-timeout", "5"),
-        *("--ec-batch", "1,8", "--ec-requests", str(REQUESTS), "--ec-out", str(out)),
+        *("--host", host, "-u", "4", "-r", "4", "--stop-timeout", "5", *bounds),
+        *("--ec-batch", "1,8", "--ec-out", str(out)),
         *("--html", str(out / "locust.html"), "--csv", str(out / "locust")),
     ]
     worker_argv = [*common, "--worker", "--master-host", "127.0.0.1", "--master-port", str(port)]
@@ -58,7 +64,10 @@ def locust_run(host: str, out: Path) -> LocustRun:
     try:
         master = spawn(master_argv, out / "master.log")
         processes.append(master)
-        processes += [spawn(worker_argv, out / f"worker-{n}.log") for n in (1, 2)]
+        processes.append(spawn(worker_argv, out / "worker-1.log"))
+        if late_worker:  # once the test runs on the first
+            wait_for_line(out / "master.log", "All users spawned", timeout=120)
+        processes.append(spawn(worker_argv, out / "worker-2.log"))
         code = master.wait(timeout=180)
         deadline = time.monotonic() + 30  # a worker ends with its master
         stuck = [w for w in processes[1:] if not ended(w, deadline - time.monotonic())]
@@ -72,6 +81,13 @@ def locust_run(host: str, out: Path) -> LocustRun:
     bench = out / "bench.json"
     assert bench.exists(), output
     return LocustRun(code, output, json.loads(bench.read_text()))
+
+
+def wait_for_line(log: Path, text: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while text not in log.read_text():
+        assert time.monotonic() < deadline, f"no {text!r} in {log}:\n{log.read_text()}"
+        time.sleep(0.2)
 
 
 def ended(process: subprocess.Popen[str], timeout: float) -> bool:
@@ -102,6 +118,16 @@ def test_every_answer_of_a_correct_server_is_valid(fault_route: FaultRoute, tmp_
     validate_schema(run.bench)  # the local bench's format: the two runs compare directly
     for kept in ("locust.html", "locust_stats.csv", "latency.png", "throughput.svg"):
         assert (tmp_path / kept).exists(), kept
+
+
+def test_a_worker_that_joins_a_running_test_gets_the_reference(
+    fault_route: FaultRoute, tmp_path: Path
+) -> None:
+    run = locust_run(fault_route(), tmp_path, late_worker=True)
+    assert run.returncode == 0, run.output
+    assert run.bench["load_generator"]["workers"] == 2  # the late one asked, and was answered
+    assert all(row["status"] == "VALID" for row in run.rows().values()), run.rows()
+    assert "Traceback" not in (tmp_path / "worker-2.log").read_text(), run.output
 
 
 @pytest.mark.parametrize(

@@ -14,8 +14,9 @@ a wrong one is a Locust failure that says why ("INVALID: dimension 30720, ..."),
 a success with its latency. Judging happens after Locust has timed the request.
 
 Distributed as Locust is: the master (or the single process) resolves the reference once,
-before the load starts, and sends it to every worker; workers need only the package with its
-``locust`` extra (numpy, no model). When the run ends the master writes ``bench.json`` rows (one
+before the load starts, and hands it to each worker that asks when its test starts (one that
+joins a running test too); workers need only the package with its ``locust`` extra (numpy, no
+model). When the run ends the master writes ``bench.json`` rows (one
 per batch size, mode ``concurrency`` with the user count as load) and the bench's plots into
 ``--ec-out``, next to whatever Locust writes (``--html``, ``--csv``). The exit code is Locust's:
 non-zero when any answer was invalid.
@@ -25,9 +26,11 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import math
 import re
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -44,6 +47,7 @@ from conformance.bench.locust_options import add_options
 from conformance.bench.targets import Reply, decode_reply
 from conformance.client import parse_endpoint
 
+ASK_MESSAGE = "embedding-conformance:reference?"  # a worker whose test starts asks for it
 REFERENCE_MESSAGE = "embedding-conformance:reference"
 DONE_MESSAGE = "embedding-conformance:done"  # a worker sent its share of --ec-requests
 POOL_FACTOR = 4  # the pool holds this many times the largest batch of distinct inputs
@@ -60,7 +64,8 @@ class Run:
         self.reference: np.ndarray = np.zeros((0, 0))
         self.normalized = True
         self.quota: int | None = None  # requests this process may still send (None: no cap)
-        self.workers = 0  # the master: how many workers took part
+        self.asked: set[str] = set()  # the master: the workers it sent the reference to
+        self.asked_master = False  # a worker: it asked for this test's reference
         self.sent = 0
         self.spent = False  # the quota ran out (and whoever must hear of it was told)
         self.offsets = itertools.count()
@@ -76,6 +81,11 @@ class Run:
         start = next(self.offsets) * STRIDE % starts
         return self.inputs[start : start + size], self.reference[start : start + size]
 
+    def restart(self) -> None:
+        """A new test in this process: the quota counts again."""
+        with self.lock:
+            self.sent, self.spent = 0, False
+
     def take(self) -> bool:
         """One more request within the quota?"""
         with self.lock:
@@ -86,6 +96,7 @@ class Run:
 
 
 RUN = Run()
+log = logging.getLogger("embedding-conformance")
 
 
 def _options(parser: Any) -> None:
@@ -99,7 +110,7 @@ def batches(options: Any) -> list[int]:
 def _init(environment: Environment, **_: Any) -> None:
     runner = environment.runner
     if isinstance(runner, WorkerRunner):
-        runner.register_message(REFERENCE_MESSAGE, _receive_reference)
+        _listen_for_reference(runner)
         return
     options = environment.parsed_options
     if options is None:  # a library use without Locust's command line: nothing to resolve
@@ -111,6 +122,7 @@ def _init(environment: Environment, **_: Any) -> None:
     if options.ec_requests:
         RUN.quota = options.ec_requests
     if isinstance(runner, MasterRunner):
+        runner.register_message(ASK_MESSAGE, _send_reference)
         done: set[str] = set()
 
         def worker_done(environment: Environment, msg: Any, **_: Any) -> None:
@@ -136,13 +148,13 @@ def resolve_reference(options: Any) -> tuple[list[str], np.ndarray, bool]:
     return inputs, reference, normalized
 
 
-def _send_reference(environment: Environment, **_: Any) -> None:
-    """The master hands every worker the reference, and its share of the request cap."""
+def _send_reference(environment: Environment, msg: Any, **_: Any) -> None:
+    """The master answers a worker that asks (at its test's start, however late it joined):
+    the reference, and the worker's share of the request cap."""
     runner, options = environment.runner, environment.parsed_options
-    if not isinstance(runner, MasterRunner) or options is None:
-        return
-    RUN.workers = runner.worker_count
-    workers = max(1, runner.worker_count)
+    assert isinstance(runner, MasterRunner) and options is not None
+    RUN.asked.add(msg.node_id)
+    workers = max(runner.worker_count, options.expect_workers or 1)
     quota = math.ceil(options.ec_requests / workers) if options.ec_requests else None
     data = {
         "inputs": RUN.inputs,
@@ -150,11 +162,40 @@ def _send_reference(environment: Environment, **_: Any) -> None:
         "normalized": RUN.normalized,
         "quota": quota,
     }
-    runner.send_message(REFERENCE_MESSAGE, data)
+    runner.send_message(REFERENCE_MESSAGE, data, client_id=msg.node_id)
+    log.info("reference sent to worker %s (its request cap: %s)", msg.node_id, quota or "none")
+
+
+def _test_start(environment: Environment, **_: Any) -> None:
+    """Every process restarts its quota; a worker (one that joins a running test too) asks the
+    master for the reference."""
+    RUN.restart()
+    options = environment.parsed_options
+    if options is not None and options.worker:
+        RUN.ready.clear()
+        RUN.asked_master = False
+        _ask_for_reference(environment)
+
+
+def _ask_for_reference(environment: Environment) -> None:
+    """Once per test. A worker's first test can start while its runner is still being made
+    (environment.runner None yet): then its users ask, once it is there."""
+    runner = environment.runner
+    if isinstance(runner, WorkerRunner) and not RUN.asked_master:
+        RUN.asked_master = True
+        _listen_for_reference(runner)
+        runner.send_message(ASK_MESSAGE)
+        log.info("asked the master for the reference")
+
+
+def _listen_for_reference(runner: WorkerRunner) -> None:
+    if REFERENCE_MESSAGE not in runner.custom_messages:
+        runner.register_message(REFERENCE_MESSAGE, _receive_reference)
 
 
 def _receive_reference(environment: Environment, msg: Any, **_: Any) -> None:
-    RUN.quota, RUN.sent = msg.data["quota"], 0
+    log.info("reference received: %d inputs", len(msg.data["inputs"]))
+    RUN.quota = msg.data["quota"]
     RUN.load(msg.data["inputs"], np.asarray(msg.data["reference"]), msg.data["normalized"])
 
 
@@ -163,8 +204,11 @@ class EmbeddingsUser(FastHttpUser):
 
     def on_start(self) -> None:
         options = self.environment.parsed_options
-        if not RUN.ready.wait(timeout=REFERENCE_WAIT_S):
-            raise RuntimeError(f"no reference from the master within {REFERENCE_WAIT_S:g} s")
+        deadline = time.monotonic() + REFERENCE_WAIT_S
+        while not RUN.ready.wait(timeout=0.5):
+            _ask_for_reference(self.environment)
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no reference from the master within {REFERENCE_WAIT_S:g} s")
         self.sizes = itertools.cycle(batches(options))
         self.model, self.encoding = options.ec_model, options.ec_encoding
         if not self.host:
@@ -282,7 +326,7 @@ def write_results(
     from conformance.bench import main, plots
     from conformance.files import write_text_atomically
 
-    workers = RUN.workers
+    workers = len(RUN.asked)
     results = {
         "format": main.FORMAT,
         "version": __version__,
@@ -311,5 +355,5 @@ def _listen(hook: Any, listener: Callable[..., None]) -> None:
 
 _listen(events.init_command_line_parser, _options)
 _listen(events.init, _init)
-_listen(events.test_start, _send_reference)
+_listen(events.test_start, _test_start)
 _listen(events.quitting, _write_results)
