@@ -64,7 +64,7 @@ class Run:
         self.reference: np.ndarray = np.zeros((0, 0))
         self.normalized = True
         self.quota: int | None = None  # requests this process may still send (None: no cap)
-        self.asked: set[str] = set()  # the master: the workers it sent the reference to
+        self.answered: set[str] = set()  # the master: the workers it sent the reference to
         self.asked_master = False  # a worker: it asked for this test's reference
         self.sent = 0
         self.spent = False  # the quota ran out (and whoever must hear of it was told)
@@ -142,8 +142,8 @@ def resolve_reference(options: Any) -> tuple[list[str], np.ndarray, bool]:
 
     inputs = texts(POOL_FACTOR * max(batches(options)), options.ec_tokens)
     spec = reference_spec(options.ec_reference, options.ec_model)
-    asked = Namespace(model=options.ec_model, api_key=options.ec_api_key)
-    reference = reference_vectors(spec, asked, inputs)
+    endpoint_args = Namespace(model=options.ec_model, api_key=options.ec_api_key)
+    reference = reference_vectors(spec, endpoint_args, inputs)
     normalized = bool(np.all(np.abs(np.linalg.norm(reference, axis=1) - 1) < NORM_SLACK))
     return inputs, reference, normalized
 
@@ -153,7 +153,7 @@ def _send_reference(environment: Environment, msg: Any, **_: Any) -> None:
     the reference, and the worker's share of the request cap."""
     runner, options = environment.runner, environment.parsed_options
     assert isinstance(runner, MasterRunner) and options is not None
-    RUN.asked.add(msg.node_id)
+    RUN.answered.add(msg.node_id)
     workers = max(runner.worker_count, options.expect_workers or 1)
     quota = math.ceil(options.ec_requests / workers) if options.ec_requests else None
     data = {
@@ -326,7 +326,7 @@ def write_results(
     from conformance.bench import main, plots
     from conformance.files import write_text_atomically
 
-    workers = len(RUN.asked)
+    workers = len(RUN.answered)
     results = {
         "format": main.FORMAT,
         "version": __version__,
