@@ -20,6 +20,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 NAME = "embedding-conformance"
+IPC = "ipc://"  # ZeroMQ's scheme for an address that is a socket file
+
+
+def ipc_path(address: str) -> str | None:
+    """The socket file of a ZeroMQ ``ipc://`` address (a runtime file, left by ZeroMQ when
+    its binder ends); None for an address without one (``tcp://``)."""
+    return address.removeprefix(IPC) if address.startswith(IPC) else None
 
 
 class PrivateDirError(OSError):

@@ -6,7 +6,7 @@ import argparse
 import os
 import socket
 
-from conformance.runtime_dir import PrivateDirError, private_dir
+from conformance.runtime_dir import IPC, PrivateDirError, private_dir
 from conformance.server.engines import ENGINES
 from conformance.server.faults import FAULTS, check_fault
 
@@ -157,7 +157,7 @@ def default_worker_address() -> str:
             f"{MAX_IPC_PATH} bytes; set XDG_RUNTIME_DIR (or TMPDIR) to a shorter folder, or "
             "give --worker-address"
         )
-    return f"ipc://{path}"
+    return f"{IPC}{path}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,11 +30,10 @@ from typing import Any
 import zmq
 import zmq.asyncio
 
+from conformance.runtime_dir import IPC, ipc_path
 from conformance.server import transports
 from conformance.server.api import ModelInfo
 from conformance.server.runtime import worker_environment
-
-IPC = "ipc://"
 
 START_TIMEOUT = 600.0  # a cold vLLM start compiles for minutes
 SHM_TTL = 60.0
@@ -97,8 +96,8 @@ class WorkerPool:
     async def start(self) -> None:
         self._socket.setsockopt(zmq.LINGER, 0)
         self._socket.setsockopt(zmq.ROUTER_HANDOVER, 1)  # a worker back under its name takes it
-        if self.address.startswith(IPC):
-            clear_stale_socket(self.address.removeprefix(IPC))
+        if (path := ipc_path(self.address)) is not None:
+            clear_stale_socket(path)
         self._socket.bind(self.address)
         self._bound = True
         if self.transport != "base64":
@@ -272,9 +271,9 @@ class WorkerPool:
     def remove_files(self) -> None:
         """Our socket file (ZeroMQ leaves the file of a bound ipc address) and the workers'
         temp folder, once they are ours."""
-        if self._bound and self.address.startswith(IPC):
+        if self._bound and (path := ipc_path(self.address)) is not None:
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(self.address.removeprefix(IPC))
+                os.unlink(path)
             self._bound = False
         if self.scratch:
             shutil.rmtree(self.scratch, ignore_errors=True)

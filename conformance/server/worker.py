@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import zmq
 
+from conformance.runtime_dir import ipc_path
 from conformance.server import transports
 from conformance.server.engines import (
     ENGINE_FAULTS,
@@ -52,7 +53,6 @@ REAP_INTERVAL = 5.0
 MERGE_LIMIT = 64
 HEARTBEAT_INTERVAL = 1.0  # the frontend gives a remote worker up after 5 s of silence
 PARENT_CHECK_INTERVAL = 0.5  # a local worker outlives its frontend by about this much
-IPC = "ipc://"
 
 
 def shape_output(
@@ -344,7 +344,7 @@ class ParentWatch:
         self.parent = parent
         self.scratch = scratch  # the temp folder the frontend made for its workers
         self.worker: Worker | None = None  # once the model is loaded: the prefix to sweep
-        self.socket_path = address.removeprefix(IPC) if address.startswith(IPC) else None
+        self.socket_path = ipc_path(address)
         # The frontend bound it before starting us: a file put there later is not its own.
         self.socket_file = _file_identity(self.socket_path)
 
