@@ -70,8 +70,8 @@ def read_layout(folder: str | Path) -> ModelLayout:
     kinds = tuple(_class_name(module, listing) for module in modules)
     pooling = None
     if "Pooling" in kinds:
-        pooling_folder = modules[kinds.index("Pooling")].get("path", "")
-        pooling = _pooling_mode(_json_file(root / pooling_folder / "config.json"))
+        config = root / str(modules[kinds.index("Pooling")].get("path", "")) / "config.json"
+        pooling = _pooling_mode(_json_file(config), config)
     return ModelLayout(kinds, pooling)
 
 
@@ -83,11 +83,11 @@ def _class_name(module: dict[str, Any], listing: Path) -> str:
     return kind.rsplit(".", 1)[-1]
 
 
-def _pooling_mode(config: Any) -> str:
+def _pooling_mode(config: Any, path: Path) -> str:
     """A "pooling_mode" name (or list of names) wins, as in sentence-transformers; else the
     legacy flags that are on; none on (or none given) is mean pooling."""
     if not isinstance(config, dict):
-        raise ModelFolderError(f"a Pooling config is not an object: {config!r}")
+        raise ModelFolderError(f"{path}: not a Pooling config")
     named = config.get("pooling_mode")
     if isinstance(named, str):
         return named
