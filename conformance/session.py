@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -51,7 +51,9 @@ from conformance.reporting.summary import (
 from conformance.reporting.tally import CHECK_KEY, REQUIREMENTS_KEY, Tally
 from conformance.reporting.writer import write_reports, write_results
 from conformance.requirements import BY_ID, CATALOGUE, GATE_PREFIX, Requirement, in_profile
-from conformance.server.process import ServerProcess
+
+if TYPE_CHECKING:  # started by conformance.builtin only for --endpoint builtin
+    from conformance.server.process import ServerProcess
 
 SETTINGS_KEY = "conformance_settings"  # in xdist's workerinput: the controller's settings
 COLLECT_ONLY_URL = "http://builtin.invalid"  # collecting needs no server
