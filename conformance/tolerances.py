@@ -18,6 +18,12 @@ Why these numbers:
   elements by ~1e-4. Half-precision servers compute the whole model in 16 bits: 5e-3 / 1e-3
   (fp16) and 3e-2 / 1e-2 (bf16, vLLM's own bar for half precision) still fail a wrong pooling
   or a truncated input, whose cosine drops below 0.95.
+
+The limits that do not depend on precision follow the tiers: the semantic checks' (far from
+what real models give: all-MiniLM-L6-v2, sentence-transformers and bare vLLM alike, gives at
+most 0.84 between two of the distinct corpus texts, at most 0.48 between a paragraph and its
+first four words, and puts every paraphrase closer than the unrelated text, the smallest gap
+0.13), and the size of an answer the client reads at most.
 """
 
 from __future__ import annotations
@@ -48,3 +54,13 @@ TIERS: dict[str, Tolerances] = {
 def tolerances_for(precision: str, **overrides: float | None) -> Tolerances:
     """The tier's limits with any explicit overrides (None: not given) applied."""
     return replace(TIERS[precision], **{k: v for k, v in overrides.items() if v is not None})
+
+
+# Semantic checks (checks/semantics.py): no reference needed, so wide margins.
+SAME_VECTOR = 0.999  # cosine at which two different texts count as one vector
+PREFIX_COSINE = 0.95  # a paragraph at least this close to its first words was cut short
+PARAPHRASE_RATE = 0.9  # of easy triplets whose paraphrase is closer than the unrelated text
+
+# The largest answer read (--max-response-mb): a per-token answer to a large batch runs to tens
+# of MB, so it is read and judged; a server streaming without end is cut off.
+MAX_RESPONSE_MB = 64

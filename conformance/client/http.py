@@ -29,6 +29,7 @@ from conformance.client.curl import curl_command
 from conformance.client.decode import decode_error_body, decode_response
 from conformance.client.endpoint import Endpoint
 from conformance.corpus import BadRequest
+from conformance.tolerances import MAX_RESPONSE_MB
 from conformance.wire import EmbeddingBatch, ErrorBody
 
 READ_SIZE = 1 << 16
@@ -36,7 +37,7 @@ RETRIED = (429, 503)  # rate limited, or busy: asked again, politely
 RETRIES = 3
 LONGEST_WAIT = 10.0  # seconds: a longer Retry-After is cut to this
 PROBE_TIMEOUT = 5.0  # seconds (at most --request-timeout): is a server that hung still hung?
-MAX_RESPONSE_BYTES = 64 << 20  # the default of --max-response-mb
+MAX_RESPONSE_BYTES = MAX_RESPONSE_MB << 20  # the default of --max-response-mb
 JSON = "application/json"
 CLOSED_BEFORE_ANSWERING = (ConnectionResetError, BrokenPipeError, http.client.RemoteDisconnected)
 
