@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conformance.options import Settings
+from conformance.settings import Settings
 
 FUZZ_EXAMPLES = 100  # the default: a certificate may not rest on a smaller fuzz
 

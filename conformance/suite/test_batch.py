@@ -7,8 +7,8 @@ import pytest
 from conformance.client import Exchange
 from conformance.corpus import Case
 from conformance.expect import Expect
-from conformance.options import Settings
 from conformance.references import Recording
+from conformance.settings import Settings
 from conformance.suite.pytest_fixtures import Answers
 from conformance.suite.reference_corpus import (
     compared_cases,

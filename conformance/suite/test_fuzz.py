@@ -13,7 +13,7 @@ from conformance.checks import CheckResult, status
 from conformance.checks.fuzzing import check_answer_to, check_generated
 from conformance.client import EmbeddingsClient, EndpointError, Exchange
 from conformance.expect import Expect
-from conformance.options import Settings
+from conformance.settings import Settings
 from conformance.suite.strategies import Labelled, request_bodies
 
 # The bodies sent depend on this seed, the strategies and --fuzz-examples only: not on this

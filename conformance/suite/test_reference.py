@@ -9,8 +9,8 @@ import pytest
 from conformance.checks import agreement as checks
 from conformance.checks import status
 from conformance.expect import Expect
-from conformance.options import Settings
 from conformance.references import Recording
+from conformance.settings import Settings
 from conformance.suite.pytest_fixtures import Answers
 from conformance.suite.reference_corpus import (
     CASES,
