@@ -28,6 +28,7 @@ from conformance import __version__
 from conformance.client.curl import curl_command
 from conformance.client.decode import decode_error_body, decode_response
 from conformance.client.endpoint import Endpoint
+from conformance.client.models import decode_models
 from conformance.corpus import BadRequest
 from conformance.tolerances import MAX_RESPONSE_MB
 from conformance.wire import EmbeddingBatch, ErrorBody
@@ -365,14 +366,9 @@ class HttpClient:
         does (``max_model_len``); None when it states none."""
         try:
             reply = self.get_models()
-            listing = parse_json(reply.raw).get("data") if reply.status == 200 else None
-        except (EndpointError, ValueError, AttributeError):
+        except EndpointError:
             return None
-        for entry in listing if isinstance(listing, list) else []:
-            if isinstance(entry, dict) and entry.get("id") == model:
-                length = entry.get("max_model_len")
-                return length if type(length) is int and length > 0 else None
-        return None
+        return decode_models(reply.status, reply.raw).context_of(model)
 
 
 class EmbeddingsClient(HttpClient):
