@@ -103,8 +103,7 @@ def discover_model(client: HttpClient) -> str:
     listing = decode_models(response.status, response.raw)
     if listing.problem is not None:
         raise PreflightError(
-            f"could not list models at {url}: {listing.problem}; "
-            "name the model with --model NAME."
+            f"could not list models at {url}: {listing.problem}; name the model with --model NAME."
         )
     return listing.ids[0]
 

@@ -51,6 +51,11 @@ TIERS: dict[str, Tolerances] = {
 }
 
 
+# A reference (a golden recorded from an endpoint, the bench's reference vectors) comes from a
+# model that normalizes when every vector of it is this close to norm 1: the fp32 tier's limit.
+REFERENCE_NORM_ATOL = TIERS["fp32"].norm_atol
+
+
 def tolerances_for(precision: str, **overrides: float | None) -> Tolerances:
     """The tier's limits with any explicit overrides (None: not given) applied."""
     return replace(TIERS[precision], **{k: v for k, v in overrides.items() if v is not None})

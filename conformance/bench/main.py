@@ -29,6 +29,7 @@ from tqdm import tqdm
 from conformance import __version__
 from conformance.bench import measure, plots
 from conformance.bench.targets import Target, endpoint, in_process
+from conformance.bench.validate import normalizes
 from conformance.files import write_text_atomically
 from conformance.references import GoldenError, ReferenceSpec, parse_reference
 from conformance.runtime_dir import no_torch_cache_folder
@@ -38,7 +39,6 @@ from conformance.server.runtime import worker_environment
 MODEL = "all-MiniLM-L6-v2"
 FORMAT = 1  # of bench.json (bench.schema.json)
 REFERENCE_CHUNK = 32  # inputs per request to a reference endpoint
-NORM_SLACK = 1e-3  # a reference row this close to unit norm means the model normalizes
 WORDS = "the cat sat on a mat and the dog ran to the big red car in town".split()  # noqa: SIM905
 
 
@@ -249,8 +249,7 @@ def run(
     os.environ.update(worker_environment())
     inputs = texts(max(args.batch), args.tokens)
     reference = reference_vectors(reference_named, args, inputs)
-    # Judge norms as the reference has them: a model without a Normalize layer is not wrong.
-    normalized = bool(np.all(np.abs(np.linalg.norm(reference, axis=1) - 1) < NORM_SLACK))
+    normalized = normalizes(reference)  # judge norms as the reference has them
     targets: list[Target] = [
         endpoint(url, args.model, args.encoding_format, args.api_key) for url in args.endpoint
     ]
