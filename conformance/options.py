@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from conformance.tolerances import MAX_RESPONSE_MB, PRECISIONS
+from conformance.tolerances import FUZZ_EXAMPLES, MAX_RESPONSE_MB, PRECISIONS
 
 PROFILES = ("core", "full")
 API_KEY_ENV = ("EMBEDDINGS_API_KEY", "OPENAI_API_KEY")  # the suite's and the openai client's
@@ -251,9 +251,10 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "--fuzz-examples",
         ("EMBEDDINGS_FUZZ_EXAMPLES",),
         parse=_positive_int,
-        default=100,
+        default=FUZZ_EXAMPLES,
         metavar="N",
-        help="Request bodies the property-based fuzzer generates (default 100; fixed seed).",
+        help="Request bodies the property-based fuzzer generates (default "
+        f"{FUZZ_EXAMPLES}; fixed seed).",
     ),
     OptionSpec(
         "results_json",

@@ -66,6 +66,14 @@ SAME_VECTOR = 0.999  # cosine at which two different texts count as one vector
 PREFIX_COSINE = 0.95  # a paragraph at least this close to its first words was cut short
 PARAPHRASE_RATE = 0.9  # of easy triplets whose paraphrase is closer than the unrelated text
 
+# batch.large sends this many inputs in one request, past the chunk sizes servers split batches
+# into; a declared max_batch below it promises nothing about batch.large.
+LARGE_BATCH = 128
+
+# Request bodies the property-based fuzzer generates by default (--fuzz-examples), and the
+# fewest a certificate may rest on.
+FUZZ_EXAMPLES = 100
+
 # The largest answer read (--max-response-mb): a per-token answer to a large batch runs to tens
 # of MB, so it is read and judged; a server streaming without end is cut off.
 MAX_RESPONSE_MB = 64

@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 
 from conformance.settings import Settings
-
-FUZZ_EXAMPLES = 100  # the default: a certificate may not rest on a smaller fuzz
+from conformance.tolerances import FUZZ_EXAMPLES
 
 
 def certify_refusals(settings: Settings, config: pytest.Config) -> list[str]:

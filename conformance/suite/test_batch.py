@@ -16,8 +16,8 @@ from conformance.suite.reference_corpus import (
     spread,
     within_context,
 )
+from conformance.tolerances import LARGE_BATCH
 
-LARGE = 128  # inputs in one request: past the chunk sizes servers split batches into
 SHORT = 150  # characters: the large batch tests rows, not lengths (single-vs-batch does that)
 DUPLICATE_AT = (0, 9, 17, 30)  # where the first batch text appears again in the batch of 32
 
@@ -64,7 +64,7 @@ def test_every_row_of_a_large_batch_is_its_inputs(
     is one, else against each input sent alone."""
     requirement = "batch.large"
     usable: list[Case] = compared_cases(reference, context) if reference else within_context()
-    cases = spread([c for c in usable if len(c.text) <= SHORT], LARGE)
+    cases = spread([c for c in usable if len(c.text) <= SHORT], LARGE_BATCH)
     ids = [c.id for c in cases]
     exchange = answers.get([c.text for c in cases], encoding_format="float")
     expect.refused(requirement, exchange, f"{len(cases)} inputs in one request", large=True)
