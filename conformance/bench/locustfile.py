@@ -324,6 +324,7 @@ def write_results(
 
     from conformance import __version__
     from conformance.bench import main, plots
+    from conformance.bench.shared_options import MODEL
     from conformance.files import write_text_atomically
 
     workers = len(RUN.answered)
@@ -333,7 +334,7 @@ def write_results(
         "tokens": options.ec_tokens,
         "rounds": 0,
         "warmup": 0,
-        "reference": options.ec_reference or f"bundled {main.MODEL} (sentence-transformers)",
+        "reference": options.ec_reference or f"bundled {MODEL} (sentence-transformers)",
         "encoding": options.ec_encoding,
         "targets": [environment.host or "?"],
         "load_generator": {"tool": "locust", "version": locust_version, "workers": workers},
