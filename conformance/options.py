@@ -8,6 +8,10 @@ and an environment variable. One precedence rule for all of them:
 Flags that other popular plugins already own (``--timeout`` of pytest-timeout, ``--profile`` of
 pytest-profiling) get a distinct name here, because an entry-point plugin that collides with
 another plugin's flag breaks every pytest run in that environment.
+
+pytest registers these in every run of every project where the package is installed, so this
+module imports nothing heavy; what a run makes of them (:class:`conformance.settings.Settings`)
+is resolved apart, once a run has an endpoint to test.
 """
 
 from __future__ import annotations
