@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from conformance import __version__
@@ -131,6 +133,74 @@ def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("endpoint", help="base URL of the endpoint, e.g. http://localhost:8000")
+    parser.add_argument(
+        "pytest_args", nargs=argparse.REMAINDER, help="further pytest options, e.g. --model NAME -x"
+    )
+
+
+@dataclass(frozen=True)
+class Command:
+    """A subcommand as ``--help`` lists it, and how it is parsed and run."""
+
+    name: str
+    help: str
+    run: Callable[[argparse.Namespace], int] | None = None  # None: main() hands it over itself
+    add_arguments: Callable[[argparse.ArgumentParser], None] | None = None
+    description: str | None = None
+
+
+COMMANDS = (
+    Command("requirements", "list the requirement catalogue", _requirements),
+    Command("run", "run the suite (same as: pytest --endpoint URL ...)", _run, add_run_arguments),
+    Command("serve", "run the bundled reference server", _serve, add_serve_arguments),
+    Command(
+        "golden",
+        "record or verify golden reference vectors",
+        _golden,
+        add_golden_arguments,
+        "Golden directories: reference vectors for the packaged reference corpus.",
+    ),
+    Command(
+        "models",
+        "build or list the model variants derived from all-MiniLM-L6-v2",
+        _models,
+        add_models_arguments,
+        "Model variants derived from the bundled all-MiniLM-L6-v2: other poolings, a Dense "
+        "projection, no normalization, Matryoshka dimensions.",
+    ),
+    Command(
+        "verify",
+        "check a results.json's digest and signature",
+        _verify,
+        add_verify_arguments,
+        "Recompute the sha256 digest of a results.json (any edit is caught) and check its "
+        "Ed25519 signature, if signed. Exit 0: intact; 1: edited, or signed by another key; "
+        "4: unreadable.",
+    ),
+    Command(
+        "compare",
+        "compare results.json of several runs (requirement x run), or --diff two",
+        _compare,
+        add_compare_arguments,
+        "A matrix of requirement x run, each run labelled by its server; with --diff, what "
+        "changed between two runs (statuses, and measurements that moved past a tier limit).",
+    ),
+    Command(
+        "matrix",
+        "the compatibility matrix: the suite run against real servers, one column each",
+        _matrix,
+        add_matrix_arguments,
+        "Install, start and judge real embeddings servers (peers.toml), one after another, and "
+        "publish the requirement x server matrix.",
+    ),
+    Command("bench", "latency and throughput of endpoints, validated answers only"),
+    # main() hands 'worker ...' to the worker's own parser: argparse cannot pass '--connect' on
+    Command("worker", "run a model worker that joins 'serve' over TCP"),
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="embedding-conformance",
@@ -139,61 +209,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    listing = commands.add_parser("requirements", help="list the requirement catalogue")
-    listing.set_defaults(handler=_requirements)
-    run = commands.add_parser("run", help="run the suite (same as: pytest --endpoint URL ...)")
-    run.add_argument("endpoint", help="base URL of the endpoint, e.g. http://localhost:8000")
-    run.add_argument(
-        "pytest_args", nargs=argparse.REMAINDER, help="further pytest options, e.g. --model NAME -x"
-    )
-    run.set_defaults(handler=_run)
-    serve = commands.add_parser("serve", help="run the bundled reference server")
-    add_serve_arguments(serve)
-    serve.set_defaults(handler=_serve)
-    golden = commands.add_parser(
-        "golden",
-        help="record or verify golden reference vectors",
-        description="Golden directories: reference vectors for the packaged reference corpus.",
-    )
-    add_golden_arguments(golden)
-    golden.set_defaults(handler=_golden)
-    models = commands.add_parser(
-        "models",
-        help="build or list the model variants derived from all-MiniLM-L6-v2",
-        description="Model variants derived from the bundled all-MiniLM-L6-v2: other poolings, "
-        "a Dense projection, no normalization, Matryoshka dimensions.",
-    )
-    add_models_arguments(models)
-    models.set_defaults(handler=_models)
-    verify = commands.add_parser(
-        "verify",
-        help="check a results.json's digest and signature",
-        description="Recompute the sha256 digest of a results.json (any edit is caught) and "
-        "check its Ed25519 signature, if signed. Exit 0: intact; 1: edited, or signed by "
-        "another key; 4: unreadable.",
-    )
-    add_verify_arguments(verify)
-    verify.set_defaults(handler=_verify)
-    compare = commands.add_parser(
-        "compare",
-        help="compare results.json of several runs (requirement x run), or --diff two",
-        description="A matrix of requirement x run, each run labelled by its server; with "
-        "--diff, what changed between two runs (statuses, and measurements that moved past a "
-        "tier limit).",
-    )
-    add_compare_arguments(compare)
-    compare.set_defaults(handler=_compare)
-    matrix = commands.add_parser(
-        "matrix",
-        help="the compatibility matrix: the suite run against real servers, one column each",
-        description="Install, start and judge real embeddings servers (peers.toml), one "
-        "after another, and publish the requirement x server matrix.",
-    )
-    add_matrix_arguments(matrix)
-    matrix.set_defaults(handler=_matrix)
-    commands.add_parser("bench", help="latency and throughput of endpoints, validated answers only")
-    # Listed for --help; main() hands 'worker ...' to the worker's own parser.
-    commands.add_parser("worker", help="run a model worker that joins 'serve' over TCP")
+    for command in COMMANDS:
+        sub = commands.add_parser(command.name, help=command.help, description=command.description)
+        if command.add_arguments is not None:
+            command.add_arguments(sub)
+        if command.run is not None:
+            sub.set_defaults(handler=command.run)
     return parser
 
 

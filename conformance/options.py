@@ -8,20 +8,22 @@ and an environment variable. One precedence rule for all of them:
 Flags that other popular plugins already own (``--timeout`` of pytest-timeout, ``--profile`` of
 pytest-profiling) get a distinct name here, because an entry-point plugin that collides with
 another plugin's flag breaks every pytest run in that environment.
+
+pytest registers these in every run of every project where the package is installed, so this
+module imports nothing heavy; what a run makes of them (:class:`conformance.settings.Settings`)
+is resolved apart, once a run has an endpoint to test.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from conformance.client import Endpoint, parse_endpoint
-from conformance.requirements import BY_ID
-from conformance.tolerances import PRECISIONS, Tolerances, tolerances_for
+from conformance.tolerances import FUZZ_EXAMPLES, MAX_RESPONSE_MB, PRECISIONS
 
 PROFILES = ("core", "full")
 API_KEY_ENV = ("EMBEDDINGS_API_KEY", "OPENAI_API_KEY")  # the suite's and the openai client's
@@ -65,6 +67,8 @@ _positive_int = _bounded(int, 1, "a positive integer")
 
 def _requirement_patterns(text: str) -> tuple[str, ...]:
     """Comma-separated requirement ids, or prefixes ending in '.'; each must name one."""
+    from conformance.requirements import BY_ID  # the catalogue: only when the option is given
+
     patterns = tuple(p.strip() for p in text.split(",") if p.strip())
     unknown = [p for p in patterns if not any(selects(p, i) for i in BY_ID)]
     if not patterns or unknown:
@@ -242,18 +246,19 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "--max-response-mb",
         ("EMBEDDINGS_MAX_RESPONSE_MB",),
         parse=_positive_float,
-        default=64.0,
+        default=float(MAX_RESPONSE_MB),
         metavar="MB",
-        help="Stop reading an answer larger than this and fail it (default 64).",
+        help=f"Stop reading an answer larger than this and fail it (default {MAX_RESPONSE_MB}).",
     ),
     OptionSpec(
         "fuzz_examples",
         "--fuzz-examples",
         ("EMBEDDINGS_FUZZ_EXAMPLES",),
         parse=_positive_int,
-        default=100,
+        default=FUZZ_EXAMPLES,
         metavar="N",
-        help="Request bodies the property-based fuzzer generates (default 100; fixed seed).",
+        help="Request bodies the property-based fuzzer generates (default "
+        f"{FUZZ_EXAMPLES}; fixed seed).",
     ),
     OptionSpec(
         "results_json",
@@ -348,6 +353,8 @@ def given_options(config: pytest.Config) -> dict[str, str | None]:
 
 
 def _parse(spec: OptionSpec, text: str | None) -> Any:
+    """The value of one option (its default when not given); pytest.UsageError naming the
+    flag when the text is not one."""
     if text is None:
         return spec.default
     if spec.choices is not None and text not in spec.choices:
@@ -358,87 +365,6 @@ def _parse(spec: OptionSpec, text: str | None) -> Any:
         raise pytest.UsageError(f"{spec.flag}: {exc}") from None
 
 
-@dataclass(frozen=True)
-class Settings:
-    """The resolved configuration of one conformance run."""
-
-    endpoint: Endpoint
-    model: str | None  # None until the preflight names the first model the endpoint lists
-    api_key: str | None
-    request_timeout: float
-    profile: str
-    requirements: tuple[str, ...] | None  # --requirements: ids or prefixes ending in '.'
-    precision: str
-    expect_dim: int | None
-    expect_normalized: bool
-    tolerances: Tolerances
-    max_response_bytes: int
-    fuzz_examples: int
-    results_json: str | None
-    report_dir: str | None
-    certify: bool
-    sign_key: str | None
-    known_failures: dict[str, Any] | None  # {path, entries}
-    capabilities: dict[str, Any] | None  # {path, declared}
-    reference: str | None
-    baseline: str | None
-    normalization_given: bool  # --expect-normalized set by the user (else the reference decides)
-
-    def to_json(self) -> dict[str, Any]:
-        """Plain data, for xdist workers (they receive the controller's settings once)."""
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Settings:
-        return cls(
-            **{
-                **data,
-                "endpoint": Endpoint(**data["endpoint"]),
-                "tolerances": Tolerances(**data["tolerances"]),
-                "requirements": tuple(data["requirements"]) if data["requirements"] else None,
-            }
-        )
-
-
-def resolve_settings(given: dict[str, str | None], endpoint_url: str) -> Settings:
-    """Parse every given option; ``endpoint_url`` is the URL to test (the built-in server's
-    real one for 'builtin'). Raises pytest.UsageError naming the bad flag."""
-    values = {spec.dest: _parse(spec, given[spec.dest]) for spec in OPTIONS}
-    # a declared 'normalized' sets the expectation, unless --expect-normalized says otherwise
-    declared = (values["capabilities"] or {}).get("declared", {})
-    normalized = declared.get("normalized") if given["expect_normalized"] is None else None
-    declared_normalized = normalized is not None
-    try:
-        endpoint = parse_endpoint(endpoint_url)
-    except ValueError as exc:
-        raise pytest.UsageError(f"--endpoint: {exc}") from None
-    return Settings(
-        endpoint=endpoint,
-        model=values["model"],
-        api_key=values["api_key"],
-        request_timeout=values["request_timeout"],
-        profile=values["profile"],
-        requirements=values["requirements"],
-        precision=values["precision"],
-        expect_dim=values["expect_dim"],
-        expect_normalized=values["expect_normalized"] if normalized is None else normalized,
-        tolerances=tolerances_for(
-            values["precision"],
-            vector_atol=values["vector_atol"],
-            norm_atol=values["norm_atol"],
-            base64_atol=values["base64_atol"],
-            reference_atol=values["reference_atol"],
-            cosine_atol=values["cosine_atol"],
-        ),
-        max_response_bytes=int(values["max_response_mb"] * (1 << 20)),
-        fuzz_examples=values["fuzz_examples"],
-        results_json=values["results_json"],
-        report_dir=values["report_dir"],
-        certify=values["certify"],
-        sign_key=values["sign_key"],
-        known_failures=values["known_failures"],
-        capabilities=values["capabilities"],
-        reference=values["reference"],
-        baseline=values["baseline"],
-        normalization_given=given["expect_normalized"] is not None or declared_normalized,
-    )
+def parse_options(given: dict[str, str | None]) -> dict[str, Any]:
+    """Every option's value, by name, from its text (``given_options``)."""
+    return {spec.dest: _parse(spec, given[spec.dest]) for spec in OPTIONS}

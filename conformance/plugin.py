@@ -1,19 +1,25 @@
 """The pytest plugin: hooks only, each handing its work to the run's ConformanceSession.
 
 Loaded for every pytest run in an environment where the package is installed (``pytest11``
-entry point), so without ``--endpoint`` it registers its options and markers and does nothing else.
+entry point), so without ``--endpoint`` it registers its options and markers and does nothing
+else: it imports only what registering them needs (``options``, ``session_keys``,
+``tolerances``). The session, and with it the client, the checks, the references, the reporting,
+numpy and requests, is imported once a run has an endpoint to test.
 """
 
 from __future__ import annotations
 
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from conformance.options import add_options
-from conformance.session import SESSION_KEY, SETTINGS_KEY, ConformanceSession, session_of
+from conformance.options import add_options, given_options
+from conformance.session_keys import SESSION_KEY, SETTINGS_KEY, has_worker_settings, session_of
+
+if TYPE_CHECKING:
+    from conformance.session import ConformanceSession
 
 SUITE_DIR = Path(__file__).parent / "suite"
 
@@ -26,6 +32,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "requirement(*ids): the conformance requirement ids a test covers"
     )
+    if given_options(config)["endpoint"] is None and not has_worker_settings(config):
+        return  # not a conformance run: nothing more is imported
+    from conformance.session import ConformanceSession
+
     session = ConformanceSession.configure(config)
     if session is None:
         return

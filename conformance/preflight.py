@@ -12,6 +12,7 @@ from typing import Any, Protocol, TypeVar
 
 from conformance.client import EmbeddingsClient, Endpoint, EndpointError, HttpClient
 from conformance.client.http import MAX_RESPONSE_BYTES
+from conformance.client.models import decode_models
 
 PREFLIGHT_INPUT = "conformance preflight"
 
@@ -95,22 +96,16 @@ def _usable(url: str, ask: Callable[[], AnswerT]) -> AnswerT:
 
 
 def discover_model(client: HttpClient) -> str:
-    """The first model id from GET /v1/models."""
+    """The first model id from GET /v1/models. The run sends it with every request, so only a
+    well-formed list names it: anything malformed is an error that says what, never a guess."""
     url = client.endpoint.models_url
     response = _usable(url, client.get_models)
-    document = _json_or_none(response.raw)
-    data = document.get("data") if isinstance(document, dict) else None
-    if (
-        response.status != 200
-        or not data
-        or not isinstance(data[0], dict)
-        or not isinstance(data[0].get("id"), str)
-    ):
+    listing = decode_models(response.status, response.raw)
+    if listing.problem is not None:
         raise PreflightError(
-            f"could not list models at {url} (HTTP {response.status}); "
-            "name the model with --model NAME."
+            f"could not list models at {url}: {listing.problem}; name the model with --model NAME."
         )
-    return str(data[0]["id"])
+    return listing.ids[0]
 
 
 def _model_unknown(document: Any, model: str) -> bool:

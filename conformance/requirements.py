@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from conformance.tolerances import LARGE_BATCH, PARAPHRASE_RATE, PREFIX_COSINE, SAME_VECTOR
+
 Level = Literal["MUST", "SHOULD"]
 Profile = Literal["core", "full"]
 
@@ -353,7 +355,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "batch.large",
         "MUST",
         "full",
-        "Every row of one request of 128 inputs is the vector of its own input.",
+        f"Every row of one request of {LARGE_BATCH} inputs is the vector of its own input.",
         "chunks of a large batch reassembled out of order, or its tail dropped (Ollama #6262).",
         check="conformance.checks.batch.large",
     ),
@@ -412,7 +414,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "MUST",
         "core",
         "Different texts get different vectors (no two of 150 distinct corpus texts at cosine "
-        ">= 0.999); needs no reference, so it holds for every model.",
+        f">= {SAME_VECTOR}); needs no reference, so it holds for every model.",
         "one vector for every input, a cache keyed wrongly, a constant fallback vector.",
         check="conformance.checks.semantics.distinct_texts",
     ),
@@ -420,7 +422,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "semantics.not-a-prefix",
         "MUST",
         "core",
-        "A paragraph does not embed like its own first four words (cosine < 0.95).",
+        f"A paragraph does not embed like its own first four words (cosine < {PREFIX_COSINE}).",
         "inputs cut to a few tokens: a context length misconfigured, a tokenizer that stops.",
         check="conformance.checks.semantics.not_a_prefix",
     ),
@@ -429,7 +431,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "MUST",
         "core",
         "On 42 easy triplets, the paraphrase is closer to the anchor than an unrelated text for "
-        "at least 90% of them.",
+        f"at least {PARAPHRASE_RATE:.0%} of them.",
         "meaningless vectors, rows handed to the wrong inputs, weights half-loaded.",
         check="conformance.checks.semantics.paraphrase_closer",
     ),

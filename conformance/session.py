@@ -20,7 +20,7 @@ from conformance import __version__
 from conformance.builtin import builtin_transport, start_builtin
 from conformance.checks.baseline import status_regressions
 from conformance.client import EmbeddingsClient, parse_endpoint
-from conformance.options import Settings, given_options, resolve_settings, selects
+from conformance.options import given_options, selects
 from conformance.preflight import PreflightError, check_embeddings_route, open_client
 from conformance.references import (
     GoldenError,
@@ -51,11 +51,12 @@ from conformance.reporting.summary import (
 from conformance.reporting.tally import CHECK_KEY, REQUIREMENTS_KEY, Tally
 from conformance.reporting.writer import write_reports, write_results
 from conformance.requirements import BY_ID, CATALOGUE, GATE_PREFIX, Requirement, in_profile
+from conformance.session_keys import SETTINGS_KEY
+from conformance.settings import Settings, resolve_settings
 
 if TYPE_CHECKING:  # started by conformance.builtin only for --endpoint builtin
     from conformance.server.process import ServerProcess
 
-SETTINGS_KEY = "conformance_settings"  # in xdist's workerinput: the controller's settings
 COLLECT_ONLY_URL = "http://builtin.invalid"  # collecting needs no server
 KNOWN_FAILURE = "known failure: "  # the xfail reason of a test a --known-failures entry covers
 
@@ -405,10 +406,3 @@ def _section(title: str, lines: list[str], markup: dict[str, bool]) -> Iterator[
         yield "-", title, {}
         for line in lines:
             yield "", line, markup
-
-
-SESSION_KEY = pytest.StashKey[ConformanceSession]()
-
-
-def session_of(config: pytest.Config) -> ConformanceSession | None:
-    return config.stash.get(SESSION_KEY, None)

@@ -18,6 +18,12 @@ Why these numbers:
   elements by ~1e-4. Half-precision servers compute the whole model in 16 bits: 5e-3 / 1e-3
   (fp16) and 3e-2 / 1e-2 (bf16, vLLM's own bar for half precision) still fail a wrong pooling
   or a truncated input, whose cosine drops below 0.95.
+
+The limits that do not depend on precision follow the tiers: the semantic checks' (far from
+what real models give: all-MiniLM-L6-v2, sentence-transformers and bare vLLM alike, gives at
+most 0.84 between two of the distinct corpus texts, at most 0.48 between a paragraph and its
+first four words, and puts every paraphrase closer than the unrelated text, the smallest gap
+0.13), and the size of an answer the client reads at most.
 """
 
 from __future__ import annotations
@@ -45,6 +51,29 @@ TIERS: dict[str, Tolerances] = {
 }
 
 
+# A reference (a golden recorded from an endpoint, the bench's reference vectors) comes from a
+# model that normalizes when every vector of it is this close to norm 1: the fp32 tier's limit.
+REFERENCE_NORM_ATOL = TIERS["fp32"].norm_atol
+
+
 def tolerances_for(precision: str, **overrides: float | None) -> Tolerances:
     """The tier's limits with any explicit overrides (None: not given) applied."""
     return replace(TIERS[precision], **{k: v for k, v in overrides.items() if v is not None})
+
+
+# Semantic checks (checks/semantics.py): no reference needed, so wide margins.
+SAME_VECTOR = 0.999  # cosine at which two different texts count as one vector
+PREFIX_COSINE = 0.95  # a paragraph at least this close to its first words was cut short
+PARAPHRASE_RATE = 0.9  # of easy triplets whose paraphrase is closer than the unrelated text
+
+# batch.large sends this many inputs in one request, past the chunk sizes servers split batches
+# into; a declared max_batch below it promises nothing about batch.large.
+LARGE_BATCH = 128
+
+# Request bodies the property-based fuzzer generates by default (--fuzz-examples), and the
+# fewest a certificate may rest on.
+FUZZ_EXAMPLES = 100
+
+# The largest answer read (--max-response-mb): a per-token answer to a large batch runs to tens
+# of MB, so it is read and judged; a server streaming without end is cut off.
+MAX_RESPONSE_MB = 64

@@ -45,6 +45,7 @@ from locust.runners import MasterRunner, WorkerRunner
 from conformance.bench import measure
 from conformance.bench.locust_options import add_options
 from conformance.bench.targets import Reply, decode_reply
+from conformance.bench.validate import normalizes
 from conformance.client import parse_endpoint
 
 ASK_MESSAGE = "embedding-conformance:reference?"  # a worker whose test starts asks for it
@@ -138,14 +139,13 @@ def resolve_reference(options: Any) -> tuple[list[str], np.ndarray, bool]:
     computed once, before any load, as the local bench does."""
     from argparse import Namespace
 
-    from conformance.bench.main import NORM_SLACK, reference_spec, reference_vectors, texts
+    from conformance.bench.main import reference_spec, reference_vectors, texts
 
     inputs = texts(POOL_FACTOR * max(batches(options)), options.ec_tokens)
     spec = reference_spec(options.ec_reference, options.ec_model)
     endpoint_args = Namespace(model=options.ec_model, api_key=options.ec_api_key)
     reference = reference_vectors(spec, endpoint_args, inputs)
-    normalized = bool(np.all(np.abs(np.linalg.norm(reference, axis=1) - 1) < NORM_SLACK))
-    return inputs, reference, normalized
+    return inputs, reference, normalizes(reference)
 
 
 def _send_reference(environment: Environment, msg: Any, **_: Any) -> None:
@@ -324,6 +324,7 @@ def write_results(
 
     from conformance import __version__
     from conformance.bench import main, plots
+    from conformance.bench.shared_options import MODEL
     from conformance.files import write_text_atomically
 
     workers = len(RUN.answered)
@@ -333,7 +334,7 @@ def write_results(
         "tokens": options.ec_tokens,
         "rounds": 0,
         "warmup": 0,
-        "reference": options.ec_reference or f"bundled {main.MODEL} (sentence-transformers)",
+        "reference": options.ec_reference or f"bundled {MODEL} (sentence-transformers)",
         "encoding": options.ec_encoding,
         "targets": [environment.host or "?"],
         "load_generator": {"tool": "locust", "version": locust_version, "workers": workers},

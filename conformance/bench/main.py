@@ -28,17 +28,25 @@ from tqdm import tqdm
 
 from conformance import __version__
 from conformance.bench import measure, plots
+from conformance.bench.shared_options import MODEL, add_shared_options, positive_numbers
 from conformance.bench.targets import Target, endpoint, in_process
+from conformance.bench.validate import normalizes
 from conformance.files import write_text_atomically
 from conformance.references import GoldenError, ReferenceSpec, parse_reference
 from conformance.runtime_dir import no_torch_cache_folder
 from conformance.server.process import ServerProcess
 from conformance.server.runtime import worker_environment
 
-MODEL = "all-MiniLM-L6-v2"
+FLAGS = {  # the names of the options the bench shares with its Locust file
+    "batch": "--batch",
+    "tokens": "--tokens",
+    "encoding": "--encoding-format",
+    "model": "--model",
+    "api_key": "--api-key",
+    "out": "--out",
+}
 FORMAT = 1  # of bench.json (bench.schema.json)
 REFERENCE_CHUNK = 32  # inputs per request to a reference endpoint
-NORM_SLACK = 1e-3  # a reference row this close to unit norm means the model normalizes
 WORDS = "the cat sat on a mat and the dog ran to the big red car in town".split()  # noqa: SIM905
 
 
@@ -49,18 +57,6 @@ def texts(count: int, tokens: int) -> list[str]:
         " ".join(WORDS[(i + j) % len(WORDS)] for j in range(tokens - 3)) + f" {i % 100}"
         for i in range(count)
     ]
-
-
-def _numbers(kind: type, text: str) -> list[Any]:
-    try:
-        values = [kind(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated numbers, got {text!r}"
-        ) from None
-    if not values or min(values) <= 0:
-        raise argparse.ArgumentTypeError(f"expected positive numbers, got {text!r}")
-    return values
 
 
 def _seconds(text: str) -> float:
@@ -101,31 +97,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="time the bare forward pass too: the reference server's own engine called in this "
         "process, without HTTP or a worker (what a server adds to it)",
     )
-    add(
-        "--batch",
-        type=lambda t: _numbers(int, t),
-        default=[1, 15, 64],
-        metavar="N,N,...",
-        help="inputs per request (default 1,15,64)",
-    )
-    add(
-        "--tokens",
-        type=int,
-        default=80,
-        help="tokens per input, [CLS] and [SEP] included (default 80)",
-    )
+    add_shared_options(add, FLAGS, "--endpoint")
     add("--rounds", type=int, default=30, help="timed requests per target and batch (default 30)")
     add("--warmup", type=int, default=3, help="validated, untimed requests first (default 3)")
     load = parser.add_mutually_exclusive_group()
     load.add_argument(
         "--concurrency",
-        type=lambda t: _numbers(int, t),
+        type=positive_numbers(int),
         metavar="C,C,...",
         help="also a closed-loop load with this many clients (e.g. 1,2,4)",
     )
     load.add_argument(
         "--rate",
-        type=lambda t: _numbers(float, t),
+        type=positive_numbers(float),
         metavar="R,R,...",
         help="also an open-loop load of this many requests per second",
     )
@@ -147,29 +131,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds per load row at most (default 60)",
     )
     add(
-        "--encoding-format",
-        default="base64",
-        choices=("base64", "float"),
-        help="what the client asks for (default base64, as the openai client)",
-    )
-    add("--model", default=MODEL, help=f"model name sent to endpoints (default {MODEL})")
-    add(
         "--reference",
         metavar="SPEC",
         help="what every answer is judged against, off the clock: sentence-transformers:PATH "
         "(that model run here) or the URL of a reference endpoint serving --model (asked once, "
         f"e.g. bare vLLM); default: the bundled {MODEL}, for that model only",
-    )
-    add(
-        "--api-key",
-        default=os.environ.get("EMBEDDINGS_API_KEY"),
-        help="bearer token for --endpoint (default: EMBEDDINGS_API_KEY)",
-    )
-    add(
-        "--out",
-        default="bench-results",
-        metavar="DIR",
-        help="where bench.json and the plots go (default bench-results)",
     )
     add(
         "--time-invalid",
@@ -249,8 +215,7 @@ def run(
     os.environ.update(worker_environment())
     inputs = texts(max(args.batch), args.tokens)
     reference = reference_vectors(reference_named, args, inputs)
-    # Judge norms as the reference has them: a model without a Normalize layer is not wrong.
-    normalized = bool(np.all(np.abs(np.linalg.norm(reference, axis=1) - 1) < NORM_SLACK))
+    normalized = normalizes(reference)  # judge norms as the reference has them
     targets: list[Target] = [
         endpoint(url, args.model, args.encoding_format, args.api_key) for url in args.endpoint
     ]

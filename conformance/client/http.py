@@ -28,7 +28,9 @@ from conformance import __version__
 from conformance.client.curl import curl_command
 from conformance.client.decode import decode_error_body, decode_response
 from conformance.client.endpoint import Endpoint
+from conformance.client.models import decode_models
 from conformance.corpus import BadRequest
+from conformance.tolerances import MAX_RESPONSE_MB
 from conformance.wire import EmbeddingBatch, ErrorBody
 
 READ_SIZE = 1 << 16
@@ -36,7 +38,7 @@ RETRIED = (429, 503)  # rate limited, or busy: asked again, politely
 RETRIES = 3
 LONGEST_WAIT = 10.0  # seconds: a longer Retry-After is cut to this
 PROBE_TIMEOUT = 5.0  # seconds (at most --request-timeout): is a server that hung still hung?
-MAX_RESPONSE_BYTES = 64 << 20  # the default of --max-response-mb
+MAX_RESPONSE_BYTES = MAX_RESPONSE_MB << 20  # the default of --max-response-mb
 JSON = "application/json"
 CLOSED_BEFORE_ANSWERING = (ConnectionResetError, BrokenPipeError, http.client.RemoteDisconnected)
 
@@ -364,14 +366,9 @@ class HttpClient:
         does (``max_model_len``); None when it states none."""
         try:
             reply = self.get_models()
-            listing = parse_json(reply.raw).get("data") if reply.status == 200 else None
-        except (EndpointError, ValueError, AttributeError):
+        except EndpointError:
             return None
-        for entry in listing if isinstance(listing, list) else []:
-            if isinstance(entry, dict) and entry.get("id") == model:
-                length = entry.get("max_model_len")
-                return length if type(length) is int and length > 0 else None
-        return None
+        return decode_models(reply.status, reply.raw).context_of(model)
 
 
 class EmbeddingsClient(HttpClient):

@@ -23,11 +23,13 @@ import numpy as np
 from tqdm import tqdm
 
 from conformance import __version__
+from conformance.checks.vectors import check_unit_norm
 from conformance.client import EmbeddingsClient, EndpointError, Exchange, HttpClient
 from conformance.corpus import Case
 from conformance.references.recording import Recording, corpus_hash
 from conformance.references.shape import observed_behaviour
 from conformance.runtime_dir import no_torch_cache_folder
+from conformance.tolerances import REFERENCE_NORM_ATOL
 from conformance.variants import file_sha256, tree_digest
 
 BATCH = 16
@@ -205,7 +207,6 @@ def record_endpoint(
             bar.update(len(chunk))
     recorded = [c.id for c in cases if c.id in vectors]
     matrix = _stack([vectors[i] for i in recorded])
-    norms = np.linalg.norm(matrix, axis=1)
     card = model_card(model_dir) if model_dir else {}
     tokens, special_tokens = _endpoint_tokens(client, cases)
     over = [c.id for c in cases if "over-context" in c.tags]
@@ -219,7 +220,7 @@ def record_endpoint(
         model_sha256=tree_digest(Path(model_dir)) if model_dir else None,
         libraries=_versions(),
         pooling=card.get("pooling", "unknown"),
-        normalized=bool(np.all(np.abs(norms - 1) <= 1e-3)),
+        normalized=check_unit_norm(list(matrix), REFERENCE_NORM_ATOL).passed,
         max_tokens=card.get("max_tokens"),
         over_context="reject" if over and all(i in rejected for i in over) else "truncate",
         case_ids=recorded,

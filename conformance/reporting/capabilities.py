@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from conformance.reporting.tally import Tally
+from conformance.tolerances import LARGE_BATCH
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-LARGE_BATCH = 128  # inputs in batch.large's one request
 
 # capability -> the requirements that measure it
 MEASURED_BY: dict[str, tuple[str, ...]] = {

@@ -10,9 +10,8 @@ from typing import Any
 
 import pytest
 
-from conformance.options import Settings
-
-FUZZ_EXAMPLES = 100  # the default: a certificate may not rest on a smaller fuzz
+from conformance.settings import Settings
+from conformance.tolerances import FUZZ_EXAMPLES
 
 
 def certify_refusals(settings: Settings, config: pytest.Config) -> list[str]:

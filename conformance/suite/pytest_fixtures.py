@@ -17,7 +17,6 @@ import pytest
 from conformance.client import EmbeddingsClient, EndpointError, Exchange, parse_endpoint
 from conformance.corpus import BadRequest, Case, case, cases_tagged
 from conformance.expect import Expect
-from conformance.options import Settings
 from conformance.preflight import PreflightError, open_client
 from conformance.references import Recording, reference_cases
 from conformance.references.sources import (
@@ -26,7 +25,9 @@ from conformance.references.sources import (
     record_sentence_transformers,
 )
 from conformance.reporting.tally import LATENCY_KEY
-from conformance.session import ConformanceSession, session_of
+from conformance.session import ConformanceSession
+from conformance.session_keys import session_of
+from conformance.settings import Settings
 
 
 class Answers:

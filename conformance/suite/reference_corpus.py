@@ -14,8 +14,8 @@ from conformance.checks.result import Verdicts, format_value
 from conformance.client import Exchange
 from conformance.corpus import Case
 from conformance.expect import Expect
-from conformance.options import Settings
 from conformance.references import Recording, reference_cases
+from conformance.settings import Settings
 from conformance.suite.pytest_fixtures import Answers
 from conformance.wire import Matrix
 

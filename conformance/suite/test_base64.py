@@ -9,7 +9,7 @@ import pytest
 from conformance.checks import base64, status
 from conformance.client import EmbeddingsClient, EndpointError, Exchange
 from conformance.expect import Expect
-from conformance.options import Settings
+from conformance.settings import Settings
 
 
 @pytest.mark.requirement("base64.honoured")

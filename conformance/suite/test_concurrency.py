@@ -10,7 +10,7 @@ import pytest
 from conformance.checks import concurrency
 from conformance.client import Exchange
 from conformance.expect import Expect
-from conformance.options import Settings
+from conformance.settings import Settings
 from conformance.suite.pytest_fixtures import Answers
 
 CONCURRENCY = 16

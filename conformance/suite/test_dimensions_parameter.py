@@ -9,7 +9,7 @@ import pytest
 from conformance.checks import dimensions
 from conformance.client import Exchange
 from conformance.expect import Expect
-from conformance.options import Settings
+from conformance.settings import Settings
 from conformance.suite.pytest_fixtures import Answers
 
 SIZES = (32, 128)

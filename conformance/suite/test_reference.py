@@ -10,8 +10,8 @@ from conformance.checks import reference, status
 from conformance.checks.agreement import Comparison, cosine_distances
 from conformance.corpus import Case
 from conformance.expect import Expect
-from conformance.options import Settings
 from conformance.references import Recording
+from conformance.settings import Settings
 from conformance.suite.pytest_fixtures import Answers
 from conformance.suite.reference_corpus import (
     CASES,

@@ -1,0 +1,84 @@
+"""The resolved configuration of one conformance run, from the options' values.
+
+Apart from :mod:`conformance.options` (the flags, ini keys and environment variables, which
+pytest registers in every run) because resolving needs the client's endpoint parser: it is only
+imported once a run has an endpoint to test.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+import pytest
+
+from conformance.client import Endpoint, parse_endpoint
+from conformance.options import parse_options
+from conformance.tolerances import Tolerances, tolerances_for
+
+OVERRIDABLE_LIMITS = tuple(f.name for f in fields(Tolerances))  # --vector-atol and the like
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The resolved configuration of one conformance run."""
+
+    endpoint: Endpoint
+    model: str | None  # None until the preflight names the first model the endpoint lists
+    api_key: str | None
+    request_timeout: float
+    profile: str
+    requirements: tuple[str, ...] | None  # --requirements: ids or prefixes ending in '.'
+    precision: str
+    expect_dim: int | None
+    expect_normalized: bool
+    tolerances: Tolerances
+    max_response_bytes: int
+    fuzz_examples: int
+    results_json: str | None
+    report_dir: str | None
+    certify: bool
+    sign_key: str | None
+    known_failures: dict[str, Any] | None  # {path, entries}
+    capabilities: dict[str, Any] | None  # {path, declared}
+    reference: str | None
+    baseline: str | None
+    normalization_given: bool  # --expect-normalized set by the user (else the reference decides)
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain data, for xdist workers (they receive the controller's settings once)."""
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Settings:
+        return cls(
+            **{
+                **data,
+                "endpoint": Endpoint(**data["endpoint"]),
+                "tolerances": Tolerances(**data["tolerances"]),
+                "requirements": tuple(data["requirements"]) if data["requirements"] else None,
+            }
+        )
+
+
+def resolve_settings(given: dict[str, str | None], endpoint_url: str) -> Settings:
+    """Parse every given option; ``endpoint_url`` is the URL to test (the built-in server's
+    real one for 'builtin'). Raises pytest.UsageError naming the bad flag."""
+    values = parse_options(given)
+    # a declared 'normalized' sets the expectation, unless --expect-normalized says otherwise
+    declared = (values["capabilities"] or {}).get("declared", {})
+    normalized = declared.get("normalized") if given["expect_normalized"] is None else None
+    try:
+        endpoint = parse_endpoint(endpoint_url)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--endpoint: {exc}") from None
+    overrides = {name: values.pop(name) for name in OVERRIDABLE_LIMITS}
+    # the remaining values are the settings of the same name, but for these, resolved here:
+    values.update(
+        endpoint=endpoint,
+        expect_normalized=values["expect_normalized"] if normalized is None else normalized,
+        tolerances=tolerances_for(values["precision"], **overrides),
+        max_response_bytes=int(values.pop("max_response_mb") * (1 << 20)),
+        normalization_given=given["expect_normalized"] is not None or normalized is not None,
+    )
+    return Settings(**values)
