@@ -7,20 +7,18 @@ Other subcommands (serve, golden, bench) hang off the same parser as they arrive
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from conformance import __version__
-from conformance.matrix.cli import add_matrix_arguments
-from conformance.references.cli import add_golden_arguments
-from conformance.reporting.compare_cli import add_compare_arguments
-from conformance.requirements import CATALOGUE
-from conformance.server.main import add_serve_arguments
 
 
 def _requirements(args: argparse.Namespace) -> int:
+    from conformance.requirements import CATALOGUE
+
     for requirement in CATALOGUE:
         print(
             f"{requirement.id:<34} {requirement.level:<6} {requirement.profile:<4} "
@@ -33,12 +31,6 @@ def _run(args: argparse.Namespace) -> int:
     import pytest
 
     return int(pytest.main(["--endpoint", args.endpoint, *args.pytest_args]))
-
-
-def _serve(args: argparse.Namespace) -> int:
-    from conformance.server.main import serve
-
-    return serve(args)
 
 
 def _golden(args: argparse.Namespace) -> int:
@@ -147,19 +139,27 @@ class Command:
     name: str
     help: str
     run: Callable[[argparse.Namespace], int] | None = None  # None: main() hands it over itself
-    add_arguments: Callable[[argparse.ArgumentParser], None] | None = None
+    # A function, or "module:function" when its module is heavy: imported only to build the
+    # parser, so that 'serve' and 'worker' load nothing of the suite (principle 8).
+    add_arguments: Callable[[argparse.ArgumentParser], None] | str | None = None
     description: str | None = None
 
 
 COMMANDS = (
     Command("requirements", "list the requirement catalogue", _requirements),
     Command("run", "run the suite (same as: pytest --endpoint URL ...)", _run, add_run_arguments),
-    Command("serve", "run the bundled reference server", _serve, add_serve_arguments),
+    # main() hands 'serve ...' to the server's own parser (the same arguments, listed here)
+    Command(
+        "serve",
+        "run the bundled reference server",
+        None,
+        "conformance.server.main:add_serve_arguments",
+    ),
     Command(
         "golden",
         "record or verify golden reference vectors",
         _golden,
-        add_golden_arguments,
+        "conformance.references.cli:add_golden_arguments",
         "Golden directories: reference vectors for the packaged reference corpus.",
     ),
     Command(
@@ -183,7 +183,7 @@ COMMANDS = (
         "compare",
         "compare results.json of several runs (requirement x run), or --diff two",
         _compare,
-        add_compare_arguments,
+        "conformance.reporting.compare_cli:add_compare_arguments",
         "A matrix of requirement x run, each run labelled by its server; with --diff, what "
         "changed between two runs (statuses, and measurements that moved past a tier limit).",
     ),
@@ -191,7 +191,7 @@ COMMANDS = (
         "matrix",
         "the compatibility matrix: the suite run against real servers, one column each",
         _matrix,
-        add_matrix_arguments,
+        "conformance.matrix.cli:add_matrix_arguments",
         "Install, start and judge real embeddings servers (peers.toml), one after another, and "
         "publish the requirement x server matrix.",
     ),
@@ -211,8 +211,12 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command in COMMANDS:
         sub = commands.add_parser(command.name, help=command.help, description=command.description)
-        if command.add_arguments is not None:
-            command.add_arguments(sub)
+        add_arguments = command.add_arguments
+        if isinstance(add_arguments, str):
+            module, _, name = add_arguments.partition(":")
+            add_arguments = getattr(importlib.import_module(module), name)
+        if add_arguments is not None:
+            add_arguments(sub)
         if command.run is not None:
             sub.set_defaults(handler=command.run)
     return parser
@@ -234,6 +238,10 @@ def main(argv: list[str] | None = None) -> int:
         from conformance.bench.main import main as bench_main
 
         return bench_main(argv[1:])
+    if argv[:1] == ["serve"]:  # the server's own parser: it loads nothing of the suite
+        from conformance.server.main import main as serve_main
+
+        return serve_main(argv[1:])
     if argv[:1] == ["worker"]:  # its own parser: argparse cannot pass '--connect' through
         from conformance.server.worker import main as worker_main
 

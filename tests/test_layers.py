@@ -18,6 +18,7 @@ import importlib, json, pkgutil, sys
 import conformance.server as server
 for module in pkgutil.walk_packages(server.__path__, "conformance.server."):
     importlib.import_module(module.name)
+import conformance.cli  # 'embedding-conformance serve' and 'worker' start here
 print(json.dumps(sorted(sys.modules)))
 """
 # The server's processes start from these (python -m conformance.server, the worker's module),
@@ -28,6 +29,7 @@ SERVER_ENTRY_MODULES = (
     "conformance.server.frontend",
     "conformance.server.engines.sentence_transformers",
     "conformance.server.engines.vllm",
+    "conformance.cli",
 )
 # The suite's packages: what judges, and what reads the server's answers for it.
 SUITE_PACKAGES = (
