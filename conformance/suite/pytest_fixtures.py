@@ -25,8 +25,8 @@ from conformance.references.sources import (
     record_endpoint,
     record_sentence_transformers,
 )
-from conformance.reporting.tally import LATENCY_KEY
 from conformance.session import ConformanceSession, session_of
+from conformance.verdicts.tally import LATENCY_KEY
 
 
 class Answers:
