@@ -329,20 +329,10 @@ def metadata(results: Results) -> str:
 
 def counts_strip(results: Results) -> str:
     counts = results.counts
-    shown = (
-        ("passed", "passed", "pass"),
-        ("failed", "failed", "fail"),
-        ("warnings", "warnings", "warn"),
-        ("stale", "stale", "stale"),
-        ("xfail", "xfail", "xfail"),
-        ("unsupported", "unsupported", "muted"),
-        ("not_applicable", "N/A", "muted"),
-        ("not_run", "not run", "muted"),
-    )
     cells = "".join(
-        f'<div class="count {css}{" zero" if not counts.get(key) else ""}">'
-        f"<b>{counts.get(key, 0)}</b><span>{esc(name)}</span></div>"
-        for key, name, css in shown
+        f'<div class="count {count.css}{" zero" if not counts.get(count.key) else ""}">'
+        f"<b>{counts.get(count.key, 0)}</b><span>{esc(count.word)}</span></div>"
+        for count in style.COUNTS
     )
     return f'<section class="counts">{cells}</section>'
 
@@ -620,7 +610,8 @@ table.kv th { text-align: left; color: var(--muted); font-weight: normal; paddin
   letter-spacing: .5px; }
 .count.pass { border-left-color: var(--pass); } .count.fail { border-left-color: var(--fail); }
 .count.warn { border-left-color: var(--warn); } .count.stale { border-left-color: var(--stale); }
-.count.xfail { border-left-color: var(--info); } .count.muted { border-left-color: #8c959f; }
+.count.xfail { border-left-color: var(--info); }
+.count.unsupported, .count.na, .count.notrun { border-left-color: #8c959f; }
 .count.zero b { color: #8c959f; }
 .filters { display: flex; gap: 16px; align-items: center; margin-bottom: 10px; flex-wrap: wrap; }
 .filters[hidden] { display: none; }
@@ -651,7 +642,7 @@ td.notes { color: var(--fg); overflow-wrap: anywhere; }
 .chip.warn { background: #fff8c5; color: var(--warn); }
 .chip.stale { background: #fbefff; color: var(--stale); }
 .chip.xfail { background: #ddf4ff; color: var(--info); }
-.chip.muted, .chip.unsupported, .chip.na, .chip.notrun { background: #eaeef2;
+.chip.unsupported, .chip.na, .chip.notrun, .chip.other { background: #eaeef2;
   color: var(--muted); }
 .plots { display: grid; grid-template-columns: repeat(auto-fit, minmax(540px, 1fr)); gap: 14px; }
 figure { margin: 0; }

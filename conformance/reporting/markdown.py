@@ -20,16 +20,6 @@ ORDER = (
     Status.NOT_RUN,
 )
 CELL_LIMIT = 200  # characters; the full text is in report.html
-COUNTS = (
-    ("passed", "passed"),
-    ("failed", "failed"),
-    ("warnings", "warnings"),
-    ("stale", "stale"),
-    ("xfail", "xfail"),
-    ("unsupported", "unsupported"),
-    ("not_applicable", "N/A"),
-    ("not_run", "not run"),
-)
 
 
 def md_text(value: object) -> str:
@@ -82,7 +72,7 @@ def not_passed(results: Results) -> list[RequirementResult]:
 
 
 def counts_line(counts: Mapping[str, int]) -> str:
-    return ", ".join(f"{counts.get(key, 0)} {name}" for key, name in COUNTS)
+    return ", ".join(f"{counts.get(count.key, 0)} {count.word}" for count in style.COUNTS)
 
 
 def reference_text(reference: Mapping[str, object]) -> str:

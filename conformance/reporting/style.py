@@ -28,6 +28,27 @@ WARNING = Shown("WARNING", "warn")  # a SHOULD that failed: reported, it fails n
 UNKNOWN_CSS = "other"  # a status of another suite version's document
 
 
+@dataclass(frozen=True)
+class Count:
+    """One of a run's counts (``Tally.counts``), as the reports list them."""
+
+    key: str
+    word: str
+    css: str
+
+
+COUNTS = (
+    Count("passed", "passed", SHOWN[Status.PASS].css),
+    Count("failed", "failed", SHOWN[Status.FAIL].css),
+    Count("warnings", "warnings", WARNING.css),
+    Count("stale", "stale", SHOWN[Status.STALE].css),
+    Count("xfail", "xfail", SHOWN[Status.XFAIL].css),
+    Count("unsupported", "unsupported", SHOWN[Status.UNSUPPORTED].css),
+    Count("not_applicable", SHOWN[Status.SKIPPED].word, SHOWN[Status.SKIPPED].css),
+    Count("not_run", "not run", SHOWN[Status.NOT_RUN].css),
+)
+
+
 def is_warning(status: str, level: str) -> bool:
     return status == Status.FAIL and level == "SHOULD"
 

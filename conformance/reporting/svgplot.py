@@ -102,6 +102,8 @@ def y_axis(values: list[float], extra: list[float]) -> Axis:
 
 @dataclass(frozen=True)
 class Mark:
+    """A point with its tooltip; hollow when drawn on the axis's edge instead of its value."""
+
     x: float
     y: float
     tip: str
