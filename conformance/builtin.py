@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
-from conformance.server.process import ServerProcess
+if TYPE_CHECKING:  # a run against a real endpoint loads nothing of the server
+    from conformance.server.process import ServerProcess
 
 PREFIX = "builtin"
 TRANSPORTS = {
@@ -28,6 +31,8 @@ def builtin_transport(endpoint: str) -> str | None:
 
 def start_builtin(transport: str) -> ServerProcess:
     """The bundled server on a free port, for one session (stop it at the end)."""
+    from conformance.server.process import ServerProcess
+
     server = ServerProcess("--transport", transport)
     try:
         server.start()

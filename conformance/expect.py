@@ -1,5 +1,8 @@
 """``expect``: record a check's verdict on the running test and fail it with a full explanation.
 
+The verdict is on the one requirement the test's ``requirement`` marker names (the suite passes
+no id); ``tests/test_catalogue.py`` holds each test to the check the catalogue binds to it.
+
 A MUST failure fails the test at once. A SHOULD failure is recorded and raised as a warning; the
 test goes on and the run does not fail for it.
 """
@@ -15,7 +18,6 @@ import numpy as np
 import pytest
 
 from conformance.checks import CheckResult
-from conformance.checks.compare import check_same_vectors
 from conformance.checks.status import check_embedded, is_refusal, not_a_refusal
 from conformance.checks.status import unmeasurable as check_unmeasurable
 from conformance.client import Exchange
@@ -54,21 +56,16 @@ class Expect:
         self.item = item
         self.vector_atol = vector_atol  # the limit for answers that must carry the same vectors
         self.capabilities = capabilities or {}  # what the vendor declared (--capabilities)
-        self.declared = [i for marker in item.iter_markers("requirement") for i in marker.args]
+        self.requirement_id = marked_requirement(item)
 
     def __call__(
         self,
-        requirement_id: str,
         result: CheckResult,
         *,
         exchange: Exchange | None = None,
         cases: Sequence[str] | None = None,
     ) -> None:
-        if requirement_id not in self.declared:
-            raise ValueError(
-                f"{self.item.nodeid} checks {requirement_id!r} but its requirement "
-                f"marker declares only {self.declared}"
-            )
+        requirement_id = self.requirement_id
         known = cases is not None and result.index is not None and result.index < len(cases)
         case = cases[result.index] if known else None  # type: ignore[index]
         record = CheckRecord.of(requirement_id, result, case)
@@ -83,9 +80,10 @@ class Expect:
         else:
             pytest.fail(message, pytrace=False)
 
-    def note(self, requirement_id: str, text: str) -> None:
+    def note(self, text: str) -> None:
         """Say what could not be checked, and why; shown under 'notes' in the summary."""
-        self.item.user_properties.append((NOTE_KEY, {"requirement": requirement_id, "text": text}))
+        note = {"requirement": self.requirement_id, "text": text}
+        self.item.user_properties.append((NOTE_KEY, note))
 
     def series(
         self,
@@ -101,59 +99,51 @@ class Expect:
         ]
         self.item.user_properties.append((SERIES_KEY, {"name": name, "points": points}))
 
-    def ok(
-        self, requirement_id: str, exchange: Exchange, cases: Sequence[str] | None = None
-    ) -> EmbeddingBatch:
+    def ok(self, exchange: Exchange, cases: Sequence[str] | None = None) -> EmbeddingBatch:
         """The decoded envelope, or the end of the test: a response that is not a 200
-        embeddings envelope fails ``requirement_id`` (it cannot be measured)."""
+        embeddings envelope fails the requirement (it cannot be measured)."""
         if exchange.batch is not None and exchange.status == 200:
             return exchange.batch
         result = check_embedded(
             exchange.status, False, exchange.problem or "no embeddings envelope"
         )
-        self(requirement_id, result, exchange=exchange, cases=cases)
-        pytest.skip(f"{requirement_id} could not be measured: {exchange.describe()[:200]}")
+        self(result, exchange=exchange, cases=cases)
+        pytest.skip(f"{self.requirement_id} could not be measured: {exchange.describe()[:200]}")
 
-    def matrix(self, requirement_id: str, exchange: Exchange, cases: Sequence[str]) -> Matrix:
+    def matrix(self, exchange: Exchange, cases: Sequence[str]) -> Matrix:
         """The answer's vectors as a [count, dim] matrix; when they cannot be stacked, the
         requirement is not measurable: it fails (the dimension requirements say why)."""
-        batch = self.ok(requirement_id, exchange, cases)
+        batch = self.ok(exchange, cases)
         try:
             return batch.matrix()
         except ValueError as exc:
-            self.unmeasurable(requirement_id, f"{exc} (see dimension.*)", exchange, cases)
+            self.unmeasurable(f"{exc} (see dimension.*)", exchange, cases)
 
-    def rows(
-        self, requirement_id: str, exchanges: Sequence[Exchange], cases: Sequence[str]
-    ) -> Matrix:
+    def rows(self, exchanges: Sequence[Exchange], cases: Sequence[str]) -> Matrix:
         """The first vector of each single-input answer, stacked as a [count, dim] matrix."""
-        rows = [
-            self.matrix(requirement_id, e, [c])[:1] for e, c in zip(exchanges, cases, strict=True)
-        ]
+        rows = [self.matrix(e, [c])[:1] for e, c in zip(exchanges, cases, strict=True)]
         try:
             return np.concatenate(rows)
         except ValueError as exc:
-            self.unmeasurable(requirement_id, f"{exc} (see dimension.*)", exchanges[0], cases)
+            self.unmeasurable(f"{exc} (see dimension.*)", exchanges[0], cases)
 
     def unmeasurable(
         self,
-        requirement_id: str,
         reason: str,
         exchange: Exchange | None = None,
         cases: Sequence[str] | None = None,
     ) -> NoReturn:
-        """End the test: the server's answer left ``requirement_id`` unmeasurable. That is a
+        """End the test: the server's answer left the requirement unmeasurable. That is a
         failure (a MUST fails the test here; a SHOULD warns), never a quiet skip."""
-        self(requirement_id, check_unmeasurable(reason), exchange=exchange, cases=cases)
-        pytest.skip(f"{requirement_id} could not be measured: {reason}")
+        self(check_unmeasurable(reason), exchange=exchange, cases=cases)
+        pytest.skip(f"{self.requirement_id} could not be measured: {reason}")
 
-    def refused(
-        self, requirement_id: str, exchange: Exchange, what: str, large: bool = False
-    ) -> None:
+    def refused(self, exchange: Exchange, what: str, large: bool = False) -> None:
         """End the test as UNSUPPORTED when the server cleanly refused ``what`` (FAIL when
         --capabilities declares it); fail it when a 4xx says nothing about the request (401,
         429, a 413 for a small request); return when it was not refused at all."""
         if is_refusal(exchange.status, large):
+            requirement_id = self.requirement_id
             promise = claims(dict(self.capabilities), requirement_id)
             if promise is not None:  # a declared feature may not be refused
                 refusal = f"{what} refused with HTTP {exchange.status}"
@@ -164,25 +154,21 @@ class Expect:
                     None,
                     f"{refusal}, but --capabilities declares {promise}",
                 )
-                self(requirement_id, result, exchange=exchange)
+                self(result, exchange=exchange)
                 pytest.skip(f"{requirement_id}: {refusal}")  # reached only for a SHOULD
             unsupported(f"{what} cleanly refused with HTTP {exchange.status}")
         reason = not_a_refusal(exchange.status)
         if reason is not None:
-            self.unmeasurable(requirement_id, reason, exchange)
+            self.unmeasurable(reason, exchange)
 
-    def same_vectors(
-        self,
-        requirement_id: str,
-        exchange: Exchange,
-        cases: Sequence[str],
-        expected: Matrix,
-        what: str,
-    ) -> None:
-        """The answer's vectors (one row per case) equal ``expected`` within vector_atol."""
-        actual = self.matrix(requirement_id, exchange, cases)
-        result = check_same_vectors(actual, expected, self.vector_atol, what)
-        self(requirement_id, result, exchange=exchange, cases=cases)
+
+def marked_requirement(item: pytest.Item) -> str:
+    """The one requirement id of the test's ``requirement`` marker: a test judges one
+    requirement (one that covers two is two tests)."""
+    ids = [i for marker in item.iter_markers("requirement") for i in marker.args]
+    if len(ids) != 1:
+        raise ValueError(f"{item.nodeid}: a requirement marker must name one id, not {ids}")
+    return str(ids[0])
 
 
 def warn(message: str) -> None:

@@ -1,11 +1,13 @@
 """The requirement catalogue: what a conforming embeddings endpoint must (or should) do.
 
-Ids are stable and human-readable; a test of the packaged suite names the ids it covers with
-``@pytest.mark.requirement(...)``. Add, never rename: users pin ids in CI gates and baselines.
+Ids are stable and human-readable; a test of the packaged suite names the one id it covers
+with ``@pytest.mark.requirement(...)``, and ``check`` names the one function that judges it.
+Add, never rename: users pin ids in CI gates and baselines.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -20,6 +22,9 @@ class Requirement:
     profile: Profile  # 'core' runs in every profile; 'full' only in the full one
     why: str  # one line: what a client loses when this is broken
     guards: str  # the real-world bug this catches
+    # The dotted name of the one function that judges it, in conformance.checks.<family>; a
+    # string, so that reading the catalogue (at option registration) imports no check.
+    check: str
 
 
 CATALOGUE: tuple[Requirement, ...] = (
@@ -29,6 +34,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "core",
         "Clients dispatch on the top-level object type.",
         "responses shaped by another API (a bare list, or {'embeddings': ...}).",
+        check="conformance.checks.envelope.object_list",
     ),
     Requirement(
         "envelope.one-item-per-input",
@@ -36,6 +42,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "core",
         "A client zips inputs with data items; a missing or extra item misaligns every vector.",
         "dropped inputs in a batch, or one item per token.",
+        check="conformance.checks.envelope.one_item_per_input",
     ),
     Requirement(
         "envelope.item-shape",
@@ -43,6 +50,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "core",
         "Each data item must be {object: 'embedding', index: int, embedding: ...}.",
         "items missing 'object' or 'index', or carrying them under other names.",
+        check="conformance.checks.envelope.item_shape",
     ),
     Requirement(
         "envelope.index-order",
@@ -50,6 +58,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "core",
         "Item i must carry index i, in input order, or clients attach vectors to the wrong text.",
         "indices starting at 1, repeated, or items sorted by completion time.",
+        check="conformance.checks.envelope.index_order",
     ),
     Requirement(
         "envelope.model-string",
@@ -57,6 +66,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "core",
         "The response names the model that produced it.",
         "model missing or null in the response.",
+        check="conformance.checks.envelope.model_string",
     ),
     Requirement(
         "envelope.embedding-number-array",
@@ -64,6 +74,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "core",
         "With encoding_format float, an embedding is one flat JSON array of numbers.",
         "numbers sent as strings, or a nested per-token matrix instead of one vector.",
+        check="conformance.checks.envelope.embedding_number_array",
     ),
     Requirement(
         "envelope.usage",
@@ -72,6 +83,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "usage.prompt_tokens and total_tokens are integers >= 1 with total >= prompt; "
         "billing and rate limiting read them.",
         "usage missing, null, zero, or floats.",
+        check="conformance.checks.envelope.usage",
     ),
     Requirement(
         "input.string",
@@ -79,6 +91,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "core",
         "A single string input returns exactly one vector.",
         "servers that only accept arrays (the most common client call fails).",
+        check="conformance.checks.input.string",
     ),
     Requirement(
         "input.string-array",
@@ -86,6 +99,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "core",
         "An array of strings returns one vector per string.",
         "servers that embed only the first element, or join the array into one text.",
+        check="conformance.checks.input.string_array",
     ),
     Requirement(
         "input.string-same-as-array",
@@ -93,6 +107,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "core",
         "A text sent as a string and as a one-element array gives the same vector.",
         "two request paths that prepare the text differently (a prefix, a strip, a cast).",
+        check="conformance.checks.input.string_same_as_array",
     ),
     Requirement(
         "input.token-ids",
@@ -101,6 +116,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "Optional: an array of token ids, if accepted, embeds like the text it encodes "
         "(UNSUPPORTED when cleanly rejected).",
         "token ids embedded as if they were text ('101 7592 102').",
+        check="conformance.checks.input.token_ids",
     ),
     Requirement(
         "input.token-id-arrays",
@@ -109,6 +125,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "Optional: an array of token-id arrays, if accepted, gives one vector per array, each "
         "like its text.",
         "the outer array taken as one sequence; rows mixed up.",
+        check="conformance.checks.input.token_id_arrays",
     ),
     Requirement(
         "input.empty-rejected",
@@ -118,6 +135,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "[] with no vectors is consistent, a vector for '' stands for nothing.",
         "empty text embedded as the tokenizer's special tokens alone, or pooled over nothing "
         "(NaN, zeros), and returned as a vector.",
+        check="conformance.checks.input.empty_rejected",
     ),
     Requirement(
         "input.over-context",
@@ -126,6 +144,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "Input longer than the model's context is truncated (valid vector) or rejected with a "
         "4xx; never a 5xx or a hang.",
         "position-embedding overflow crashing the engine on long input.",
+        check="conformance.checks.input.over_context",
     ),
     Requirement(
         "dimension.consistent",
@@ -133,6 +152,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "core",
         "Every vector an endpoint returns for a model has the same length D.",
         "a dropped projection layer on some code paths; per-token output.",
+        check="conformance.checks.dimension.consistent",
     ),
     Requirement(
         "dimension.fixed-across-lengths",
@@ -140,6 +160,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "core",
         "D for a 1-token input equals D for a ~200-token input.",
         "per-token output (pooling unset after an engine upgrade): size grows with the input.",
+        check="conformance.checks.dimension.fixed_across_lengths",
     ),
     Requirement(
         "dimension.expected",
@@ -147,6 +168,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "core",
         "D equals the dimension the user requires (--expect-dim).",
         "a Dense projection module ignored by the engine, giving the backbone's hidden size.",
+        check="conformance.checks.dimension.expected",
     ),
     Requirement(
         "finite.values",
@@ -154,6 +176,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "core",
         "No NaN, Inf or null element, also for whitespace-only and unusual unicode input.",
         "division by a zero token count; fp16 overflow; NaN serialized into JSON.",
+        check="conformance.checks.finite.values",
     ),
     Requirement(
         "finite.nonzero",
@@ -161,6 +184,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "core",
         "No all-zero vector: it has no direction, so every similarity with it is meaningless.",
         "empty token sequences pooled to zeros; error paths returning zero placeholders.",
+        check="conformance.checks.finite.nonzero",
     ),
     Requirement(
         "normalization.unit-norm",
@@ -169,6 +193,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "Normalized models must return vectors with L2 norm 1 (within the tier's limit); "
         "clients compute cosine similarity as a dot product.",
         "the Normalize module skipped by the engine.",
+        check="conformance.checks.normalization.unit_norm",
     ),
     Requirement(
         "base64.honoured",
@@ -176,6 +201,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "core",
         "encoding_format 'base64' must return a base64 string per item, not a float list.",
         "the parameter silently ignored; the official openai client then gets no savings.",
+        check="conformance.checks.base64.honoured",
     ),
     Requirement(
         "base64.decodes",
@@ -183,6 +209,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "core",
         "Each base64 string decodes to exactly 4*D bytes (little-endian float32).",
         "float64 or float16 payloads; base64 of the JSON text; padding stripped.",
+        check="conformance.checks.base64.decodes",
     ),
     Requirement(
         "base64.float-parity",
@@ -191,6 +218,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "Decoded base64 equals the float output, within the limit two answers that must be the "
         "same vector have (they come from two requests).",
         "big-endian byte order; a different code path (or precision) for base64.",
+        check="conformance.checks.base64.float_parity",
     ),
     Requirement(
         "base64.openai-client",
@@ -199,6 +227,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "The official openai client's default request (it asks for base64 and decodes it) "
         "yields the same vectors as a plain float request.",
         "servers that reject or mangle the client's default encoding_format.",
+        check="conformance.checks.base64.openai_client",
     ),
     Requirement(
         "dimensions.honoured",
@@ -207,6 +236,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "Optional: with 'dimensions': d, every vector has exactly d entries (UNSUPPORTED when "
         "cleanly rejected; a full-length answer means the parameter was silently ignored).",
         "'dimensions' silently ignored: clients store vectors of the wrong size.",
+        check="conformance.checks.dimensions.honoured",
     ),
     Requirement(
         "dimensions.renormalized",
@@ -214,6 +244,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "full",
         "Optional: the d-vector equals the full vector truncated to d and renormalized to norm 1.",
         "truncation without renormalization; keeping the wrong end of the vector.",
+        check="conformance.checks.dimensions.renormalized",
     ),
     Requirement(
         "dimensions.invalid-rejected",
@@ -221,6 +252,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "full",
         "Invalid 'dimensions' (0, -1, a fraction, larger than native) get a 4xx.",
         "the parameter ignored, taken modulo the size, or crashing the server.",
+        check="conformance.checks.dimensions.invalid_rejected",
     ),
     Requirement(
         "errors.rejected",
@@ -228,6 +260,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "full",
         "A request the API cannot read gets a 4xx: never a 2xx with garbage, never a 5xx.",
         "unvalidated input reaching the engine: 500s, or 200 with empty or wrong data.",
+        check="conformance.checks.errors.rejected",
     ),
     Requirement(
         "errors.no-5xx",
@@ -236,6 +269,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "Odd but arguable requests (empty strings, unknown fields, a missing model, '32' for "
         "32) never get a 5xx.",
         "edge cases nobody validated crashing a handler.",
+        check="conformance.checks.errors.no_5xx",
     ),
     Requirement(
         "errors.lenient-but-right",
@@ -244,6 +278,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "A request a lenient server accepts is answered exactly like the valid request it "
         "stands for ('32' like 32, text/plain like JSON, a missing model like the served one).",
         "a value coerced and then ignored: dimensions '32' accepted, full-length vectors returned.",
+        check="conformance.checks.errors.lenient_but_right",
     ),
     Requirement(
         "errors.envelope",
@@ -251,6 +286,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "full",
         "Errors carry {'error': {'message', 'type', 'param', 'code'}}, as OpenAI clients parse.",
         "flat {'detail': ...} or plain-text error bodies that clients cannot surface.",
+        check="conformance.checks.errors.envelope",
     ),
     Requirement(
         "errors.unknown-model",
@@ -260,6 +296,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "model learns it, instead of getting another model's vectors.",
         "unknown models silently served by a default model (single-model servers such as "
         "text-embeddings-inference and llama.cpp), or a generic 400/500.",
+        check="conformance.checks.errors.unknown_model",
     ),
     Requirement(
         "errors.content-type",
@@ -269,6 +306,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "a CORS preflight, so an unauthenticated local server that accepts it can be driven by "
         "any web page.",
         "handlers that parse every body as JSON whatever its Content-Type.",
+        check="conformance.checks.errors.content_type",
     ),
     Requirement(
         "errors.recovers",
@@ -276,6 +314,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "full",
         "After any bad request, the next valid request still succeeds.",
         "a poisoned worker or a wedged batch queue after one bad input.",
+        check="conformance.checks.errors.recovers",
     ),
     Requirement(
         "errors.batch-limit",
@@ -283,6 +322,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "full",
         "More than 2048 inputs (OpenAI's limit) get a 4xx rather than an unbounded batch.",
         "no batch limit: one request can exhaust the server's memory.",
+        check="conformance.checks.errors.batch_limit",
     ),
     Requirement(
         "fuzz.robust",
@@ -291,6 +331,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "Generated request bodies: valid ones get valid embeddings, invalid ones a 4xx, none "
         "a 5xx or a hang.",
         "validation gaps that hand-written cases miss.",
+        check="conformance.checks.fuzz.robust",
     ),
     Requirement(
         "batch.single-vs-batch",
@@ -298,6 +339,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "full",
         "A text embedded alone and inside a batch of mixed-length texts gives the same vector.",
         "padding positions not masked in pooling; batch-size-dependent kernels.",
+        check="conformance.checks.batch.single_vs_batch",
     ),
     Requirement(
         "batch.permutation",
@@ -305,6 +347,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "full",
         "Permuting a batch permutes its rows and nothing else.",
         "rows returned in completion or length-sorted order.",
+        check="conformance.checks.batch.permutation",
     ),
     Requirement(
         "batch.large",
@@ -312,6 +355,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "full",
         "Every row of one request of 128 inputs is the vector of its own input.",
         "chunks of a large batch reassembled out of order, or its tail dropped (Ollama #6262).",
+        check="conformance.checks.batch.large",
     ),
     Requirement(
         "batch.duplicates",
@@ -320,6 +364,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "A batch holding the same text at scattered positions gives each row its own text's "
         "vector.",
         "inputs deduplicated and the vectors mapped back to the wrong rows.",
+        check="conformance.checks.batch.duplicates",
     ),
     Requirement(
         "determinism.repeat",
@@ -327,6 +372,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "full",
         "The same request twice gives the same vectors; caches and dedup rely on it.",
         "dropout left on at inference; nondeterministic kernels; noise.",
+        check="conformance.checks.determinism.repeat",
     ),
     Requirement(
         "concurrency.isolation",
@@ -334,6 +380,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "full",
         "Concurrent requests each get their own vectors, equal to the serial answers.",
         "shared mutable buffers between requests; responses routed to the wrong caller.",
+        check="conformance.checks.concurrency.isolation",
     ),
     Requirement(
         "usage.batch-additive",
@@ -341,6 +388,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "full",
         "A batch's prompt_tokens equals the sum over its inputs sent one by one.",
         "usage counting only the first input, or the padded batch size.",
+        check="conformance.checks.usage.batch_additive",
     ),
     Requirement(
         "usage.counts-tokens",
@@ -349,6 +397,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "Each input's prompt_tokens is its count by the reference tokenizer (special tokens "
         "counted or not): clients bill and budget context by it.",
         "usage counted in characters or words (infinity-emb 0.0.78: 'hello' -> 5).",
+        check="conformance.checks.usage.counts_tokens",
     ),
     Requirement(
         "usage.monotonic-length",
@@ -356,6 +405,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "full",
         "A longer text (a prefix extended) never reports fewer prompt tokens.",
         "usage constant, or counted in characters of a truncated text.",
+        check="conformance.checks.usage.monotonic_length",
     ),
     Requirement(
         "semantics.distinct-texts",
@@ -364,6 +414,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "Different texts get different vectors (no two of 150 distinct corpus texts at cosine "
         ">= 0.999); needs no reference, so it holds for every model.",
         "one vector for every input, a cache keyed wrongly, a constant fallback vector.",
+        check="conformance.checks.semantics.distinct_texts",
     ),
     Requirement(
         "semantics.not-a-prefix",
@@ -371,6 +422,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "core",
         "A paragraph does not embed like its own first four words (cosine < 0.95).",
         "inputs cut to a few tokens: a context length misconfigured, a tokenizer that stops.",
+        check="conformance.checks.semantics.not_a_prefix",
     ),
     Requirement(
         "semantics.paraphrase-closer",
@@ -379,6 +431,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "On 42 easy triplets, the paraphrase is closer to the anchor than an unrelated text for "
         "at least 90% of them.",
         "meaningless vectors, rows handed to the wrong inputs, weights half-loaded.",
+        check="conformance.checks.semantics.paraphrase_closer",
     ),
     Requirement(
         "reference.agreement",
@@ -388,6 +441,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "and cosine within the precision tier).",
         "vectors that are well-formed, stable and normalized but wrong: CLS instead of mean "
         "pooling, a dropped layer, silent truncation, precision lost on the way.",
+        check="conformance.checks.reference.agreement",
     ),
     Requirement(
         "reference.over-context",
@@ -396,6 +450,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "An input past the model's context is rejected with a 4xx or embedded as the reference "
         "embeds its truncated form.",
         "truncation at the wrong length, from the wrong end, or without the closing [SEP].",
+        check="conformance.checks.reference.over_context",
     ),
     Requirement(
         "reference.retrieval",
@@ -403,6 +458,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "full",
         "Each retrieval query finds the same top-3 documents as with the reference model.",
         "errors small per element that still reorder search results.",
+        check="conformance.checks.reference.retrieval",
     ),
     Requirement(
         "reference.token-ids",
@@ -411,6 +467,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "Token ids made with the reference tokenizer embed like their text (or are cleanly "
         "rejected with a 4xx: UNSUPPORTED).",
         "token ids re-tokenized as text, special tokens added twice, ids shifted by one.",
+        check="conformance.checks.reference.token_ids",
     ),
     Requirement(
         "baseline.vectors",
@@ -419,6 +476,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "With --baseline: every input embeds as it did before the change, within the tier, and "
         "the same inputs are accepted.",
         "an engine upgrade that changes pooling, precision or truncation.",
+        check="conformance.checks.baseline.vectors",
     ),
     Requirement(
         "baseline.shape",
@@ -426,6 +484,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "full",
         "With --baseline: answers keep the fields and JSON types they had before the change.",
         "a field renamed, dropped or retyped by an upgrade, breaking strict clients.",
+        check="conformance.checks.baseline.shape",
     ),
     Requirement(
         "baseline.errors",
@@ -434,12 +493,19 @@ CATALOGUE: tuple[Requirement, ...] = (
         "With --baseline: each packaged bad request gets the status (and error envelope) it "
         "got before the change.",
         "an upgrade that turns 400s into 422s or 500s, or drops the error envelope.",
+        check="conformance.checks.baseline.errors",
     ),
 )
 
 GATE_PREFIX = "baseline."  # requirements in play only when a baseline is given
 
 BY_ID: dict[str, Requirement] = {requirement.id: requirement for requirement in CATALOGUE}
+BY_CHECK: dict[str, Requirement] = {requirement.check: requirement for requirement in CATALOGUE}
+
+
+def judged_by(check: Callable[..., object]) -> str:
+    """The id of the requirement ``check`` judges (KeyError for a function bound to none)."""
+    return BY_CHECK[f"{check.__module__}.{check.__qualname__}"].id
 
 
 def in_profile(requirement: Requirement, profile: str) -> bool:

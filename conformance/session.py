@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -19,15 +19,14 @@ from conformance.builtin import builtin_transport, start_builtin
 from conformance.client import EmbeddingsClient, parse_endpoint
 from conformance.options import Settings, given_options, resolve_settings, selects
 from conformance.preflight import PreflightError, check_embeddings_route, open_client
-from conformance.references import GoldenError, ReferenceSpec, bundled_golden, parse_reference
+from conformance.references import GoldenError, ReferenceSpec
 from conformance.references.baseline import Baseline, load_baseline
-from conformance.references.identify import identify_by_vectors
+from conformance.references.identify import choose_reference
 from conformance.reporting import integrity
 from conformance.reporting.terminal import SummaryLine, summary_lines
 from conformance.reporting.writer import write_run
 from conformance.requirements import BY_ID, CATALOGUE, GATE_PREFIX, Requirement, in_profile
 from conformance.run_report import header_lines, results_document, run_section
-from conformance.server.process import ServerProcess
 from conformance.verdicts.certification import (
     Certification,
     certification,
@@ -37,6 +36,9 @@ from conformance.verdicts.judge import fails_for_rules, judge_run
 from conformance.verdicts.known_failures import KnownFailure, covering, from_json
 from conformance.verdicts.outcomes import KNOWN_FAILURE, add_report, failures_of
 from conformance.verdicts.tally import REQUIREMENTS_KEY, Tally
+
+if TYPE_CHECKING:  # started by conformance.builtin only for --endpoint builtin
+    from conformance.server.process import ServerProcess
 
 SETTINGS_KEY = "conformance_settings"  # in xdist's workerinput: the controller's settings
 COLLECT_ONLY_URL = "http://builtin.invalid"  # collecting needs no server
@@ -127,21 +129,13 @@ class ConformanceSession:
         except PreflightError as exc:
             raise pytest.UsageError(f"embedding-conformance preflight failed: {exc}") from None
         try:
-            self.reference = self._reference_for(client)
+            self.reference = choose_reference(s.reference, client, s.tolerances.cosine_atol)
             self.baseline = load_baseline(s.baseline) if s.baseline else None
             if s.sign_key and not self.on_worker:
                 self.sign_key = integrity.load_private_key(Path(s.sign_key))
         except (ValueError, GoldenError) as exc:
             raise pytest.UsageError(f"embedding-conformance: {exc}") from None
         self.client = client
-
-    def _reference_for(self, client: EmbeddingsClient) -> ReferenceSpec | None:
-        """--reference when given; else the bundled golden named like the served model; else
-        the bundled golden its vectors match. None only for --reference none."""
-        named = self.settings.reference
-        if named is not None or bundled_golden(client.model) is not None:
-            return parse_reference(named, client.model)
-        return identify_by_vectors(client, self.settings.tolerances.cosine_atol)
 
     @property
     def unreferenced(self) -> bool:

@@ -155,7 +155,7 @@ from conformance.expect import unsupported
 
 @pytest.mark.requirement("usage.monotonic-length")
 def test_should_failure(expect):
-    expect("usage.monotonic-length", CheckResult(False, 3, "== 0", -3.0, "planted"))
+    expect(CheckResult(False, 3, "== 0", -3.0, "planted"))
 
 
 @pytest.mark.requirement("dimension.expected")
@@ -165,7 +165,7 @@ def test_unsupported(expect):
 
 @pytest.mark.requirement("finite.values")
 def test_must_failure(expect):
-    expect("finite.values", CheckResult(False, 1, "== 0", -1.0, "planted NaN"))
+    expect(CheckResult(False, 1, "== 0", -1.0, "planted NaN"))
 """
 
 

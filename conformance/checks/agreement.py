@@ -1,14 +1,16 @@
-"""Agreement with a reference: the only checks that see vectors which are well-formed, stable,
+"""Tools, judging no requirement by themselves: agreement of vectors with recorded ones (a
+reference, a baseline). The only measurements that see vectors which are well-formed, stable,
 normalized, and simply wrong (wrong pooling, a dropped layer, silent truncation, lost
 precision)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from conformance.checks.result import CheckResult, at_most, no_offenders
+from conformance.checks.result import CheckResult, Verdicts, at_most
 from conformance.wire import Matrix, Vector
 
 WORST_LISTED = 3
@@ -82,25 +84,22 @@ def top_k(queries: Matrix, documents: Matrix, k: int) -> list[list[int]]:
     return [list(row[:k]) for row in np.argsort(-(q @ d.T), axis=1, kind="stable")]
 
 
-def check_same_neighbours(
-    queries: Matrix,
-    documents: Matrix,
-    reference_queries: Matrix,
-    reference_documents: Matrix,
-    query_ids: Sequence[str],
-    document_ids: Sequence[str],
-    k: int = 3,
-) -> CheckResult:
-    """Each query's top-k documents (as a set) are the reference's.
+@dataclass(frozen=True)
+class Comparison:
+    """The server's vectors (``actual``) against recorded ones (``expected``), row i being the
+    input ``ids[i]``; ``what`` names the comparison in messages."""
 
-    Element-wise limits bound each vector; this bounds what users do with them: a server whose
-    small errors all lean one way can still rank documents differently."""
-    mine = top_k(queries, documents, k)
-    theirs = top_k(reference_queries, reference_documents, k)
-    offenders = [i for i, (a, b) in enumerate(zip(mine, theirs, strict=True)) if set(a) != set(b)]
-    example = ""
-    if offenders:
-        i = offenders[0]
-        names = [[document_ids[j] for j in row] for row in (mine[i], theirs[i])]
-        example = f"{query_ids[i]}: top-{k} {names[0]}, reference {names[1]}"
-    return no_offenders(offenders, len(mine), f"queries ranked differently (top-{k})", example)
+    actual: Matrix
+    expected: Matrix
+    ids: Sequence[str]
+    what: str
+
+
+def check_agreement(compared: Comparison, cosine_atol: float, atol: float) -> Verdicts:
+    """Cosine first (it names direction errors such as wrong pooling), then max |Δ| (it names
+    precision loss)."""
+    actual, expected, ids, what = compared.actual, compared.expected, compared.ids, compared.what
+    return (
+        check_cosine(actual, expected, ids, cosine_atol, what),
+        check_max_abs_diff(actual, expected, ids, atol, what),
+    )

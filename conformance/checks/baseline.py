@@ -1,11 +1,13 @@
-"""The upgrade gate: what the server does now against what it did before the change."""
+"""The ``baseline.*`` requirements (the upgrade gate): what the server does now against what it
+did before the change."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from conformance.checks.result import CheckResult
+from conformance.checks.agreement import Comparison, check_agreement
+from conformance.checks.result import CheckResult, Verdicts
 
 
 def _none_changed(changes: list[str], total: int, what: str) -> CheckResult:
@@ -13,7 +15,7 @@ def _none_changed(changes: list[str], total: int, what: str) -> CheckResult:
     return CheckResult(not changes, len(changes), "== 0", float(-len(changes)), detail)
 
 
-def check_same_acceptance(
+def same_acceptance(
     accepted_before: Collection[str],
     rejected_before: Collection[str],
     rejected_now: Collection[str],
@@ -30,7 +32,23 @@ def check_same_acceptance(
     return _none_changed(changed, total, "inputs accepted or rejected differently")
 
 
-def check_shape_kept(before: Mapping[str, list[str]], now: Mapping[str, list[str]]) -> CheckResult:
+def vectors(
+    compared: Comparison,
+    cosine_atol: float,
+    atol: float,
+    *,
+    acceptance: tuple[Collection[str], Collection[str], Collection[str]],
+) -> Verdicts:
+    """Every input embeds as it did before the change, within the tier, and the same inputs
+    are accepted: ``acceptance`` is (accepted before, rejected before, rejected now). Catches an
+    engine upgrade that changes pooling, precision or truncation."""
+    return (
+        same_acceptance(*acceptance),
+        *check_agreement(compared, cosine_atol, atol),
+    )
+
+
+def shape(before: Mapping[str, list[str]], now: Mapping[str, list[str]]) -> CheckResult:
     """Every field path (with its JSON type) of the old answers is still there: a field that
     was dropped, renamed or retyped breaks clients that read it. New fields are allowed."""
     lost = [
@@ -42,7 +60,7 @@ def check_shape_kept(before: Mapping[str, list[str]], now: Mapping[str, list[str
     return _none_changed(lost, sum(map(len, before.values())), "fields lost or retyped")
 
 
-def check_errors_kept(before: Mapping[str, Any], now: Mapping[str, Any]) -> CheckResult:
+def errors(before: Mapping[str, Any], now: Mapping[str, Any]) -> CheckResult:
     """Each bad request gets the status it got before, and keeps a conforming error envelope
     if it had one."""
     changed = []

@@ -1,4 +1,4 @@
-"""Checks that two answers which must carry the same vectors do."""
+"""A tool, judging no requirement by itself: do two answers carry the same vectors?"""
 
 from __future__ import annotations
 
@@ -26,16 +26,3 @@ def check_same_vectors(actual: Matrix, expected: Matrix, atol: float, what: str)
     per_row = np.abs(actual - expected).max(axis=1)
     worst = int(np.argmax(per_row))
     return at_most(float(per_row[worst]), atol, f"{what}: max |Δ| worst at index {worst}", worst)
-
-
-def check_float32_parity(decoded: Matrix, floats: Matrix, atol: float) -> CheckResult:
-    """base64-decoded float32 equals the JSON floats rounded to float32 (within ``atol``).
-
-    JSON floats are compared after rounding to float32 because a server may print the shortest
-    decimal that round-trips its float32 value; base64 carries those same 32 bits."""
-    return check_same_vectors(
-        decoded.astype(np.float32).astype(np.float64),
-        floats.astype(np.float32).astype(np.float64),
-        atol,
-        "base64 vs float output",
-    )

@@ -1,4 +1,5 @@
-"""Checks of the 'dimensions' request parameter (shortened embeddings)."""
+"""The ``dimensions.*`` requirements: the optional 'dimensions' request parameter (shortened
+embeddings), honoured exactly or cleanly refused, never ignored."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import numpy as np
 
 from conformance.checks.compare import check_same_vectors
 from conformance.checks.result import CheckResult
+from conformance.checks.status import check_rejected
 from conformance.checks.vectors import Vectors, check_expected_dimension
 from conformance.wire import Matrix
 
@@ -17,7 +19,7 @@ def renormalized_prefix(full: Matrix, dimensions: int) -> Matrix:
     return prefix / np.where(norms == 0, 1.0, norms)
 
 
-def check_honoured(vectors: Vectors, dimensions: int, native: int) -> CheckResult:
+def honoured(vectors: Vectors, dimensions: int, native: int) -> CheckResult:
     """Asked for d dimensions, every vector has exactly d entries.
 
     Names the most common real bug apart: full native-length vectors mean the parameter was
@@ -30,7 +32,7 @@ def check_honoured(vectors: Vectors, dimensions: int, native: int) -> CheckResul
     return CheckResult(False, native, f"== {dimensions}", None, what, 0)
 
 
-def check_renormalized(
+def renormalized(
     reduced: Matrix, full: Matrix, dimensions: int, atol: float, *, normalized: bool = True
 ) -> CheckResult:
     """The shortened vectors equal the full ones truncated to d, renormalized when the model's
@@ -45,3 +47,9 @@ def check_renormalized(
     return check_same_vectors(
         reduced, expected, atol, f"dimensions={dimensions} vs the full vector's {what}"
     )
+
+
+def invalid_rejected(status: int, what: str) -> CheckResult:
+    """Invalid 'dimensions' (0, -1, a fraction, larger than native) get a 4xx. Catches the
+    parameter ignored, taken modulo the size, or crashing the server."""
+    return check_rejected(status, what)

@@ -1,4 +1,4 @@
-"""Checks of the response envelope: the shape every OpenAI-compatible client parses."""
+"""The ``envelope.*`` requirements: the response shape every OpenAI-compatible client parses."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from conformance.checks.result import CheckResult, equals, no_offenders
+from conformance.checks.vectors import check_item_count
 from conformance.wire import EmbeddingBatch, Item
 
 
@@ -13,16 +14,14 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def check_object_list(batch: EmbeddingBatch) -> CheckResult:
+def object_list(batch: EmbeddingBatch) -> CheckResult:
     """Top-level ``object`` is "list". Catches responses shaped by another API."""
     return equals(batch.object, "list", "top-level 'object' field")
 
 
-def check_item_count(batch: EmbeddingBatch, n_inputs: int) -> CheckResult:
+def one_item_per_input(batch: EmbeddingBatch, n_inputs: int) -> CheckResult:
     """One ``data`` item per input. Catches dropped inputs and one item per token."""
-    if not batch.data_is_list:
-        return equals("data is not a list", n_inputs, "'data' must be a JSON array")
-    return equals(len(batch.items), n_inputs, f"number of data items for {n_inputs} inputs")
+    return check_item_count(batch, n_inputs)
 
 
 def _items_offending(
@@ -37,7 +36,7 @@ def _items_offending(
     return no_offenders(offenders, len(batch.items), what, example)
 
 
-def check_item_shape(batch: EmbeddingBatch) -> CheckResult:
+def item_shape(batch: EmbeddingBatch) -> CheckResult:
     """Each item has ``object: "embedding"`` and an integer ``index``."""
     return _items_offending(
         batch,
@@ -47,7 +46,7 @@ def check_item_shape(batch: EmbeddingBatch) -> CheckResult:
     )
 
 
-def check_index_order(batch: EmbeddingBatch) -> CheckResult:
+def index_order(batch: EmbeddingBatch) -> CheckResult:
     """Item i carries ``index`` i, so positions and indices agree with the input order."""
     indices = [item.index for item in batch.items]
     offenders = [i for i, index in enumerate(indices) if index != i]
@@ -55,13 +54,13 @@ def check_index_order(batch: EmbeddingBatch) -> CheckResult:
     return no_offenders(offenders, len(indices), "items with index != position", example)
 
 
-def check_model_string(batch: EmbeddingBatch) -> CheckResult:
+def model_string(batch: EmbeddingBatch) -> CheckResult:
     """``model`` is a non-empty string."""
     ok = isinstance(batch.model, str) and bool(batch.model)
     return CheckResult(ok, repr(batch.model), "a non-empty string", None, "response 'model' field")
 
 
-def check_number_arrays(batch: EmbeddingBatch) -> CheckResult:
+def embedding_number_array(batch: EmbeddingBatch) -> CheckResult:
     """With float encoding each embedding is one flat array of JSON numbers.
 
     Catches numbers sent as strings and the per-token matrix (an array of arrays)."""
@@ -73,14 +72,14 @@ def check_number_arrays(batch: EmbeddingBatch) -> CheckResult:
     )
 
 
-def check_usage(batch: EmbeddingBatch) -> CheckResult:
+def usage(batch: EmbeddingBatch) -> CheckResult:
     """``usage`` has integer prompt_tokens >= 1 and total_tokens >= prompt_tokens."""
-    usage = batch.usage
-    if usage is None:
+    counts = batch.usage
+    if counts is None:
         return CheckResult(
             False, "missing", "an object", None, "'usage' is absent or not an object"
         )
-    prompt, total = usage.prompt_tokens, usage.total_tokens
+    prompt, total = counts.prompt_tokens, counts.total_tokens
     ok = _is_int(prompt) and _is_int(total) and prompt >= 1 and total >= prompt
     return CheckResult(
         ok,

@@ -1,9 +1,12 @@
-"""Checks of the error answers: OpenAI's error envelope and the unknown-model answer."""
+"""The ``errors.*`` requirements: bad requests get a clean 4xx in OpenAI's envelope, arguable
+ones no 5xx, and the server keeps working after each one."""
 
 from __future__ import annotations
 
+from conformance.checks.compare import check_same_vectors
 from conformance.checks.result import CheckResult
-from conformance.wire import ErrorBody
+from conformance.checks.status import check_embedded, check_no_5xx, check_rejected
+from conformance.wire import ErrorBody, Matrix
 
 ENVELOPE_FIELDS = ("message", "type", "param", "code")
 
@@ -22,9 +25,28 @@ def envelope_deviations(body: ErrorBody) -> list[str]:
     return problems
 
 
-def check_error_envelope(body: ErrorBody, what: str) -> CheckResult:
-    """The error body is OpenAI's {'error': {'message', 'type', 'param', 'code'}}; reports
-    which fields deviate (param and code may be null but must be present)."""
+def rejected(status: int, what: str) -> CheckResult:
+    """A request the API cannot read gets a 4xx: a 2xx means garbage was accepted, a 5xx that
+    it was never validated (unvalidated input reaching the engine)."""
+    return check_rejected(status, what)
+
+
+def no_5xx(status: int, envelope_ok: bool, what: str) -> CheckResult:
+    """An odd but arguable request is refused or served, never crashes the handler (5xx)."""
+    return check_no_5xx(status, envelope_ok, what)
+
+
+def lenient_but_right(accepted: Matrix, stands_for: Matrix, atol: float, what: str) -> CheckResult:
+    """A request a lenient server accepts is answered exactly like the valid request it stands
+    for. Catches a value coerced and then ignored ('32' for dimensions accepted, full-length
+    vectors returned)."""
+    return check_same_vectors(accepted, stands_for, atol, what)
+
+
+def envelope(body: ErrorBody, what: str) -> CheckResult:
+    """The error body is OpenAI's {'error': {'message', 'type', 'param', 'code'}}, as OpenAI
+    clients parse it; reports which fields deviate (param and code may be null but must be
+    present). Catches flat {'detail': ...} or plain-text bodies clients cannot surface."""
     deviations = envelope_deviations(body)
     measured = "; ".join(deviations) if deviations else "conforming envelope"
     return CheckResult(
@@ -32,8 +54,12 @@ def check_error_envelope(body: ErrorBody, what: str) -> CheckResult:
     )
 
 
-def check_unknown_model(status: int, body: ErrorBody) -> CheckResult:
-    """An unknown model gets 404 with code 'model_not_found', as OpenAI answers."""
+def unknown_model(status: int, body: ErrorBody, what: str) -> CheckResult:
+    """An unknown model is refused (a 4xx), with 404 and code 'model_not_found' as OpenAI
+    answers. Catches unknown models silently served by a default model, or a generic 400/500."""
+    refused = check_rejected(status, what)
+    if not refused.passed:
+        return refused
     ok = status == 404 and body.code == "model_not_found"
     return CheckResult(
         ok,
@@ -42,3 +68,21 @@ def check_unknown_model(status: int, body: ErrorBody) -> CheckResult:
         None,
         "answer to an unknown model",
     )
+
+
+def content_type(status: int, what: str) -> CheckResult:
+    """A JSON body sent as text/plain gets a 4xx: browsers send text/plain cross-site without
+    a CORS preflight, so a local server that accepts it can be driven by any web page."""
+    return check_rejected(status, what)
+
+
+def recovers(status: int, envelope_ok: bool, what: str) -> CheckResult:
+    """After a bad request, the next valid request still gets its embeddings. Catches a
+    poisoned worker or a wedged batch queue after one bad input."""
+    return check_embedded(status, envelope_ok, what)
+
+
+def batch_limit(status: int, what: str) -> CheckResult:
+    """More inputs than OpenAI's limit of 2048 get a 4xx (a 413 included) rather than an
+    unbounded batch that can exhaust the server's memory."""
+    return check_rejected(status, what, large=True)

@@ -23,6 +23,11 @@ class CheckResult:
         )
 
 
+# What a requirement judged by several measurements returns: each one, in the order they are
+# reported (the first failure is the one a MUST fails with).
+Verdicts = tuple[CheckResult, ...]
+
+
 def format_value(value: object) -> str:
     """Floats to 3 significant digits (measurements, not identities); the rest as is."""
     return f"{value:.3g}" if isinstance(value, float) else str(value)

@@ -1,4 +1,5 @@
-"""Checks that need no reference: what any embedding model worth serving does with meaning.
+"""The ``semantics.*`` requirements, which need no reference: what any embedding model worth
+serving does with meaning.
 
 They fail a server that returns well-formed, normalized, stable and meaningless vectors (one
 vector for every input, rows shuffled, inputs cut to a few tokens) when no reference applies.
@@ -31,7 +32,7 @@ def cosine_matrix(vectors: Matrix) -> Matrix:
     return np.asarray(unit @ unit.T, dtype=np.float64)
 
 
-def check_distinct_texts(vectors: Matrix, ids: Sequence[str]) -> CheckResult:
+def distinct_texts(vectors: Matrix, ids: Sequence[str]) -> CheckResult:
     """No two different texts get the same vector: the largest cosine between two of them
     stays below SAME_VECTOR. Catches one vector for every input and answers that ignore the
     text (a cache keyed wrongly, a constant fallback)."""
@@ -43,7 +44,7 @@ def check_distinct_texts(vectors: Matrix, ids: Sequence[str]) -> CheckResult:
     return at_most(worst, SAME_VECTOR, detail, i)
 
 
-def check_not_like_its_prefix(full: Matrix, prefixes: Matrix, ids: Sequence[str]) -> CheckResult:
+def not_a_prefix(full: Matrix, prefixes: Matrix, ids: Sequence[str]) -> CheckResult:
     """A paragraph does not embed like its own first few words: catches inputs cut to a few
     tokens (a context length misconfigured, a tokenizer that stops early)."""
     similarity = 1.0 - cosine_distances(full, prefixes)
@@ -52,7 +53,7 @@ def check_not_like_its_prefix(full: Matrix, prefixes: Matrix, ids: Sequence[str]
     return at_most(float(similarity[worst]), PREFIX_COSINE, detail, worst)
 
 
-def check_paraphrase_closer(
+def paraphrase_closer(
     anchors: Matrix, paraphrases: Matrix, unrelated: Matrix, ids: Sequence[str]
 ) -> CheckResult:
     """On easy triplets, the paraphrase is closer to the anchor than the unrelated text for at

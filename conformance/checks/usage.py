@@ -1,4 +1,4 @@
-"""Checks of token accounting across requests."""
+"""The ``usage.*`` requirements: token accounting across requests."""
 
 from __future__ import annotations
 
@@ -9,9 +9,7 @@ from conformance.checks.result import CheckResult, equals, no_offenders
 LISTED = 3  # offending inputs named in a message, side by side with the truth
 
 
-def check_batch_additive(
-    batch_prompt_tokens: int, single_prompt_tokens: Sequence[int]
-) -> CheckResult:
+def batch_additive(batch_prompt_tokens: int, single_prompt_tokens: Sequence[int]) -> CheckResult:
     """A batch's prompt_tokens equals the sum of its inputs' counts when sent one by one.
 
     Catches usage that counts only the first input, or the padded batch (count x longest)."""
@@ -23,7 +21,7 @@ def check_batch_additive(
     )
 
 
-def check_counts_tokens(
+def counts_tokens(
     reported: Sequence[int],
     tokens: Sequence[int],
     special_tokens: int,
@@ -50,7 +48,7 @@ def check_counts_tokens(
     return no_offenders(offenders, len(reported), "inputs with another count", listed)
 
 
-def check_monotonic(prompt_tokens: Sequence[int]) -> CheckResult:
+def monotonic_length(prompt_tokens: Sequence[int]) -> CheckResult:
     """Token counts of ever-longer extensions of one text grow, and never decrease: a count
     that never changes with length counts something else (requests, a constant)."""
     if len(prompt_tokens) > 1 and len(set(prompt_tokens)) == 1:

@@ -1,4 +1,6 @@
-"""Checks of the vectors themselves: dimension, finiteness, norm."""
+"""Tools, judging no requirement by themselves: measurements of an answer's vectors (how many,
+how long, finite, norm), which the family modules (dimension, finite, normalization, input)
+bind to their requirements."""
 
 from __future__ import annotations
 
@@ -7,13 +9,20 @@ from collections.abc import Sequence
 import numpy as np
 
 from conformance.checks.result import CheckResult, at_most, equals, no_offenders
-from conformance.wire import Vector
+from conformance.wire import EmbeddingBatch, Vector
 
 Vectors = Sequence[Vector | None]
 
 
 def _lengths(vectors: Vectors) -> list[int | None]:
     return [None if v is None else len(v) for v in vectors]
+
+
+def check_item_count(batch: EmbeddingBatch, n_inputs: int) -> CheckResult:
+    """One ``data`` item per input. Catches dropped inputs and one item per token."""
+    if not batch.data_is_list:
+        return equals("data is not a list", n_inputs, "'data' must be a JSON array")
+    return equals(len(batch.items), n_inputs, f"number of data items for {n_inputs} inputs")
 
 
 def check_consistent_dimension(vectors: Vectors, reference_dim: int | None = None) -> CheckResult:
@@ -27,16 +36,6 @@ def check_consistent_dimension(vectors: Vectors, reference_dim: int | None = Non
     offenders = [i for i, n in enumerate(lengths) if n is None or n != expected]
     example = f"length {lengths[offenders[0]]} vs {expected}" if offenders else ""
     return no_offenders(offenders, len(lengths), "vectors missing or of another length", example)
-
-
-def check_fixed_across_lengths(short: Vector | None, long: Vector | None) -> CheckResult:
-    """A 1-token input and a ~200-token input give vectors of the same length.
-
-    The per-token-output bug (pooling unset) makes the size grow with the input."""
-    detail = "dimension of the ~200-token input vs the 1-token input"
-    if short is None or long is None:
-        return CheckResult(False, "no vector", "a vector for both inputs", None, detail)
-    return equals(len(long), len(short), detail)
 
 
 def check_expected_dimension(vectors: Vectors, expected: int) -> CheckResult:

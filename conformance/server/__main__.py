@@ -2,4 +2,5 @@ import sys
 
 from conformance.server.main import main
 
-sys.exit(main())
+if __name__ == "__main__":  # importable, e.g. to see what the server's process loads
+    sys.exit(main())

@@ -153,8 +153,8 @@ def answer_of(
     answers: Answers,
     request: pytest.FixtureRequest,
 ) -> AnswerOf:
-    """(answer, case ids of its inputs) by name: 'batch' (the float batch), 'batch-base64', or
-    a core corpus case id sent alone as a string."""
+    """(answer, case ids of its inputs) by name: 'batch' (the float batch), or a core corpus
+    case id sent alone as a string."""
 
     def answer(name: str) -> tuple[Exchange, list[str]]:
         if name == "long-200":  # cut to fit a short context
@@ -162,8 +162,6 @@ def answer_of(
             return answers.get(text, encoding_format="float"), [label]
         if name == "batch":
             return request.getfixturevalue("batch_float"), batch_ids
-        if name == "batch-base64":
-            return request.getfixturevalue("batch_base64"), batch_ids
         return single(name), [name]
 
     return answer

@@ -3,14 +3,14 @@ baseline): embed the reference corpus in batches, judge agreement by cosine and 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 import numpy as np
 import pytest
 
-from conformance.checks import agreement as checks
-from conformance.checks.result import format_value
+from conformance.checks.agreement import Comparison
+from conformance.checks.result import Verdicts, format_value
 from conformance.client import Exchange
 from conformance.corpus import Case
 from conformance.expect import Expect
@@ -54,17 +54,16 @@ def spread(cases: Sequence[Case], count: int) -> list[Case]:
 
 
 def embed_cases(
-    expect: Expect, answers: Answers, requirement: str, cases: Sequence[Case]
+    expect: Expect, answers: Answers, cases: Sequence[Case]
 ) -> tuple[Matrix, list[Exchange]]:
     """The server's vectors for ``cases`` (float output, in batches of CHUNK), with the
     exchange that carried each row (for the reproducer)."""
-    return embed_texts(expect, answers, requirement, [(c.id, c.text) for c in cases])
+    return embed_texts(expect, answers, [(c.id, c.text) for c in cases])
 
 
 def embed_texts(
     expect: Expect,
     answers: Answers,
-    requirement: str,
     inputs: Sequence[tuple[str, str]],
     chunk_size: int = CHUNK,
 ) -> tuple[Matrix, list[Exchange]]:
@@ -74,38 +73,36 @@ def embed_texts(
     for start in range(0, len(inputs), chunk_size):
         chunk = inputs[start : start + chunk_size]
         exchange = answers.get([text for _, text in chunk], encoding_format="float")
-        rows.append(expect.matrix(requirement, exchange, [case_id for case_id, _ in chunk]))
+        rows.append(expect.matrix(exchange, [case_id for case_id, _ in chunk]))
         carriers += [exchange] * len(chunk)
     try:
         return np.concatenate(rows), carriers
     except ValueError as exc:
-        expect.unmeasurable(requirement, f"{exc} (see dimension.*)", carriers[0])
+        expect.unmeasurable(f"{exc} (see dimension.*)", carriers[0])
 
 
 def reference_matrix(reference: Recording, cases: Sequence[Case]) -> Matrix:
     return reference.matrix([c.id for c in cases])
 
 
+# A check of agreement with recorded vectors, given the tier's (cosine, max |Δ|) limits
+AgreementCheck = Callable[[Comparison, float, float], Verdicts]
+
+
 def expect_agreement(
     expect: Expect,
-    requirement: str,
+    check: AgreementCheck,
     settings: Settings,
-    actual: Matrix,
-    expected: Matrix,
-    ids: Sequence[str],
+    compared: Comparison,
     carriers: Sequence[Exchange],
-    what: str,
 ) -> None:
-    """Cosine first (it names direction errors such as wrong pooling), then max |Δ| (it names
-    precision loss); the reproducer is the request that carried the worst input."""
+    """Judge agreement with the requirement's own check (cosine, then max |Δ|); the
+    reproducer is the request that carried the worst input."""
     t = settings.tolerances
-    results = (
-        checks.check_cosine(actual, expected, ids, t.cosine_atol, what),
-        checks.check_max_abs_diff(actual, expected, ids, t.reference_atol, what),
-    )
+    results = check(compared, t.cosine_atol, t.reference_atol)
     for result in results:
         carrier = carriers[result.index] if result.index is not None else None
-        expect(requirement, result, exchange=carrier, cases=ids)
-    if len(ids) > 1:  # the margins of a whole set, printed under 'notes'
-        cosine, diff = (format_value(r.measured) for r in results)
-        expect.note(requirement, f"{what}: 1 - cosine <= {cosine}, max |Δ| <= {diff}")
+        expect(result, exchange=carrier, cases=compared.ids)
+    if len(compared.ids) > 1:  # the margins of a whole set, printed under 'notes'
+        cosine, diff = (format_value(r.measured) for r in results[-2:])
+        expect.note(f"{compared.what}: 1 - cosine <= {cosine}, max |Δ| <= {diff}")

@@ -12,7 +12,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from conformance.checks.fuzzing import spells_number
+from conformance.checks.fuzz import spells_number
 
 Labelled = tuple[str, dict[str, Any]]
 

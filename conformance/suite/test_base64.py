@@ -6,7 +6,7 @@ import numpy as np
 import openai
 import pytest
 
-from conformance.checks import compare, encoding, status
+from conformance.checks import base64, status
 from conformance.client import EmbeddingsClient, EndpointError, Exchange
 from conformance.expect import Expect
 from conformance.options import Settings
@@ -14,31 +14,20 @@ from conformance.options import Settings
 
 @pytest.mark.requirement("base64.honoured")
 def test_base64_is_honoured(expect: Expect, batch_base64: Exchange, batch_ids: list[str]) -> None:
-    batch = expect.ok("base64.honoured", batch_base64, batch_ids)
-    expect(
-        "base64.honoured",
-        encoding.check_base64_honoured(batch),
-        exchange=batch_base64,
-        cases=batch_ids,
-    )
+    batch = expect.ok(batch_base64, batch_ids)
+    expect(base64.honoured(batch), exchange=batch_base64, cases=batch_ids)
 
 
 @pytest.mark.requirement("base64.decodes")
 def test_base64_decodes_to_float32(
     expect: Expect, batch_base64: Exchange, batch_float: Exchange, batch_ids: list[str]
 ) -> None:
-    dim = expect.matrix("base64.decodes", batch_float, batch_ids).shape[1]
-    batch = expect.ok("base64.decodes", batch_base64, batch_ids)
+    dim = expect.matrix(batch_float, batch_ids).shape[1]
+    batch = expect.ok(batch_base64, batch_ids)
     if not any(item.wire_type == "string" for item in batch.items):
-        expect.unmeasurable(
-            "base64.decodes", "no base64 strings in the answer (see base64.honoured)", batch_base64
-        )
-    expect(
-        "base64.decodes",
-        encoding.check_base64_decodes(batch, dim),
-        exchange=batch_base64,
-        cases=batch_ids,
-    )
+        what = "no base64 strings in the answer (see base64.honoured)"
+        expect.unmeasurable(what, batch_base64)
+    expect(base64.decodes(batch, dim), exchange=batch_base64, cases=batch_ids)
 
 
 @pytest.mark.requirement("base64.float-parity")
@@ -49,17 +38,14 @@ def test_base64_equals_float(
     batch_float: Exchange,
     batch_ids: list[str],
 ) -> None:
-    floats = expect.matrix("base64.float-parity", batch_float, batch_ids)
-    batch = expect.ok("base64.float-parity", batch_base64, batch_ids)
+    floats = expect.matrix(batch_float, batch_ids)
+    batch = expect.ok(batch_base64, batch_ids)
     if not all(item.encoding == "base64" for item in batch.items):
-        expect.unmeasurable(
-            "base64.float-parity",
-            "the answer holds no decodable base64 (see base64.honoured, base64.decodes)",
-            batch_base64,
-        )
-    decoded = expect.matrix("base64.float-parity", batch_base64, batch_ids)
-    result = compare.check_float32_parity(decoded, floats, settings.tolerances.base64_atol)
-    expect("base64.float-parity", result, exchange=batch_base64, cases=batch_ids)
+        what = "the answer holds no decodable base64 (see base64.honoured, base64.decodes)"
+        expect.unmeasurable(what, batch_base64)
+    decoded = expect.matrix(batch_base64, batch_ids)
+    result = base64.float_parity(decoded, floats, settings.tolerances.base64_atol)
+    expect(result, exchange=batch_base64, cases=batch_ids)
 
 
 @pytest.mark.requirement("base64.openai-client")
@@ -76,7 +62,7 @@ def test_openai_client_default_request(
             "the openai client cannot address this endpoint URL (it needs a route "
             "ending in /embeddings and no query string)"
         )
-    floats = expect.matrix("base64.openai-client", batch_float, batch_ids)
+    floats = expect.matrix(batch_float, batch_ids)
     sdk = openai.OpenAI(
         base_url=base_url,
         api_key=settings.api_key or "unused",
@@ -87,7 +73,7 @@ def test_openai_client_default_request(
     try:  # the SDK bypasses our client: a server that stopped answering costs no new timeout
         client.check_answering("POST", client.endpoint.embeddings_url)
     except EndpointError as exc:
-        expect("base64.openai-client", status.no_answer("a successful call", str(exc)))
+        expect(status.no_answer("a successful call", str(exc)))
         return
     try:
         response = sdk.embeddings.create(model=client.model, input=texts)
@@ -96,5 +82,5 @@ def test_openai_client_default_request(
         what = f"the openai client's default request failed: {exc}"
         result = status.no_answer("a successful call", what, type(exc).__name__)
     else:
-        result = compare.check_float32_parity(vectors, floats, settings.tolerances.base64_atol)
-    expect("base64.openai-client", result, cases=batch_ids)
+        result = base64.openai_client(vectors, floats, settings.tolerances.base64_atol)
+    expect(result, cases=batch_ids)

@@ -4,12 +4,14 @@ are reported by the plugin at the end of the run."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
 import pytest
 
-from conformance.checks import baseline as checks
+from conformance.checks import baseline as baseline_checks
+from conformance.checks.agreement import Comparison
 from conformance.corpus import load_bad_requests
 from conformance.expect import Expect
 from conformance.options import Settings
@@ -50,30 +52,28 @@ def test_vectors_as_before(
     over = {i: answers.get(CASES[i].text, encoding_format="float") for i in OVER_CONTEXT}
     rejected_now = {i for i, exchange in over.items() if 400 <= exchange.status < 500}
     accepted_before = set(baseline_recording.rows)
-    expect(
-        "baseline.vectors",
-        checks.check_same_acceptance(
-            accepted_before, set(baseline_recording.rejected), rejected_now
-        ),
-    )
+    acceptance = (accepted_before, set(baseline_recording.rejected), rejected_now)
     within = [c for c in CASES.values() if c.id in accepted_before and c.id not in over]
-    actual, carriers = embed_cases(expect, answers, "baseline.vectors", within)
+    actual, carriers = embed_cases(expect, answers, within)
     ids = [c.id for c in within]
     for case_id in OVER_CONTEXT:  # past the context: compared where answered before and now
         if case_id in accepted_before and case_id not in rejected_now:
-            row = expect.matrix("baseline.vectors", over[case_id], [case_id])[:1]
+            row = expect.matrix(over[case_id], [case_id])[:1]
             actual = np.concatenate([actual, row])
             carriers.append(over[case_id])
             ids.append(case_id)
-    expect_agreement(
-        expect,
-        "baseline.vectors",
-        settings,
+    compared = Comparison(
         actual,
         baseline_recording.matrix(ids),
         ids,
-        carriers,
         f"{len(ids)} inputs vs the baseline ({baseline_recording.manifest['origin']})",
+    )
+    expect_agreement(
+        expect,
+        functools.partial(baseline_checks.vectors, acceptance=acceptance),
+        settings,
+        compared,
+        carriers,
     )
 
 
@@ -85,7 +85,7 @@ def test_answers_keep_their_shape(
         encoding: shape_of(answers.get(PROBE, encoding_format=encoding))
         for encoding in ("float", "base64")
     }
-    expect("baseline.shape", checks.check_shape_kept(baseline_behaviour["shape"], now))
+    expect(baseline_checks.shape(baseline_behaviour["shape"], now))
 
 
 @pytest.mark.requirement("baseline.errors")
@@ -93,4 +93,4 @@ def test_bad_requests_answered_as_before(
     expect: Expect, bad_answers: BadAnswers, baseline_behaviour: dict[str, Any]
 ) -> None:
     now = {bad.id: error_answer(bad_answers(bad)) for bad in load_bad_requests()}
-    expect("baseline.errors", checks.check_errors_kept(baseline_behaviour["errors"], now))
+    expect(baseline_checks.errors(baseline_behaviour["errors"], now))

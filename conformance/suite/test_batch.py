@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from conformance.checks import batch
+from conformance.checks.agreement import Comparison
 from conformance.client import Exchange
 from conformance.corpus import Case
 from conformance.expect import Expect
@@ -34,9 +36,10 @@ def permutation(count: int) -> list[int]:
 def test_single_equals_batch(
     expect: Expect, batch_float: Exchange, singles: list[Exchange], batch_ids: list[str]
 ) -> None:
-    alone = expect.rows("batch.single-vs-batch", singles, batch_ids)
-    what = "in a batch of 32 vs alone"
-    expect.same_vectors("batch.single-vs-batch", batch_float, batch_ids, alone, what)
+    alone = expect.rows(singles, batch_ids)
+    batched = expect.matrix(batch_float, batch_ids)
+    result = batch.single_vs_batch(batched, alone, expect.vector_atol, "in a batch of 32 vs alone")
+    expect(result, exchange=batch_float, cases=batch_ids)
 
 
 @pytest.mark.requirement("batch.permutation")
@@ -46,10 +49,12 @@ def test_permuted_batch_permutes_rows(
     order = permutation(len(batch_ids))
     texts = batch_float.request["input"]
     permuted_ids = [batch_ids[i] for i in order]
-    permuted = answers.get([texts[i] for i in order], encoding_format="float")
-    original = expect.matrix("batch.permutation", batch_float, batch_ids)
+    exchange = answers.get([texts[i] for i in order], encoding_format="float")
+    original = expect.matrix(batch_float, batch_ids)
+    permuted = expect.matrix(exchange, permuted_ids)
     what = "row i of the permuted batch vs its text in the original"
-    expect.same_vectors("batch.permutation", permuted, permuted_ids, original[order], what)
+    result = batch.permutation(permuted, original[order], expect.vector_atol, what)
+    expect(result, exchange=exchange, cases=permuted_ids)
 
 
 @pytest.mark.requirement("batch.large")
@@ -62,29 +67,25 @@ def test_every_row_of_a_large_batch_is_its_inputs(
 ) -> None:
     """One request of 128 short corpus inputs, row by row: against the reference when there
     is one, else against each input sent alone."""
-    requirement = "batch.large"
     usable: list[Case] = compared_cases(reference, context) if reference else within_context()
     cases = spread([c for c in usable if len(c.text) <= SHORT], LARGE)
     ids = [c.id for c in cases]
     exchange = answers.get([c.text for c in cases], encoding_format="float")
-    expect.refused(requirement, exchange, f"{len(cases)} inputs in one request", large=True)
+    expect.refused(exchange, f"{len(cases)} inputs in one request", large=True)
     if reference is None:
-        alone = expect.rows(
-            requirement, [answers.get(c.text, encoding_format="float") for c in cases], ids
-        )
+        alone = expect.rows([answers.get(c.text, encoding_format="float") for c in cases], ids)
         what = f"row i of one request of {len(cases)} inputs vs input i sent alone"
-        expect.same_vectors(requirement, exchange, ids, alone, what)
+        compared = Comparison(expect.matrix(exchange, ids), alone, ids, what)
+        for result in batch.large(compared, None, expect.vector_atol):
+            expect(result, exchange=exchange, cases=ids)
         return
-    expect_agreement(
-        expect,
-        requirement,
-        settings,
-        expect.matrix(requirement, exchange, ids),
+    compared = Comparison(
+        expect.matrix(exchange, ids),
         reference.matrix(ids),
         ids,
-        [exchange] * len(ids),
         f"row i of one request of {len(cases)} inputs vs {reference.model} ({reference.source})",
     )
+    expect_agreement(expect, batch.large, settings, compared, [exchange] * len(ids))
 
 
 @pytest.mark.requirement("batch.duplicates")
@@ -97,11 +98,11 @@ def test_duplicates_in_a_batch_keep_their_rows(
 ) -> None:
     """The batch of 32 with its first text also at positions 9, 17 and 30: every row is its
     own text's vector (as sent alone)."""
-    requirement = "batch.duplicates"
     order = [0 if i in DUPLICATE_AT else i for i in range(len(batch_ids))]
     texts = batch_float.request["input"]
     ids = [batch_ids[i] for i in order]
     exchange = answers.get([texts[i] for i in order], encoding_format="float")
-    alone = expect.rows(requirement, singles, batch_ids)[order]
+    alone = expect.rows(singles, batch_ids)[order]
+    actual = expect.matrix(exchange, ids)
     what = f"row i of a batch with {ids[0]!r} at positions {list(DUPLICATE_AT)} vs its text alone"
-    expect.same_vectors(requirement, exchange, ids, alone, what)
+    expect(batch.duplicates(actual, alone, expect.vector_atol, what), exchange=exchange, cases=ids)

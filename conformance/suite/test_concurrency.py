@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conformance.checks import compare
+from conformance.checks import concurrency
 from conformance.client import Exchange
 from conformance.expect import Expect
 from conformance.options import Settings
@@ -25,7 +25,7 @@ def test_concurrent_requests_get_their_own_vectors(
     batch_ids: list[str],
 ) -> None:
     ids = batch_ids[:CONCURRENCY]
-    serial = expect.rows("concurrency.isolation", singles[:CONCURRENCY], ids)
+    serial = expect.rows(singles[:CONCURRENCY], ids)
     start = threading.Barrier(CONCURRENCY)
 
     def send(exchange: Exchange) -> Exchange:
@@ -34,12 +34,8 @@ def test_concurrent_requests_get_their_own_vectors(
 
     with ThreadPoolExecutor(CONCURRENCY) as pool:
         concurrent = list(pool.map(send, singles[:CONCURRENCY]))
-    together = expect.rows("concurrency.isolation", concurrent, ids)
-    result = compare.check_same_vectors(
-        together,
-        serial,
-        settings.tolerances.vector_atol,
-        f"{CONCURRENCY} concurrent vs serial answers",
-    )
+    together = expect.rows(concurrent, ids)
+    what = f"{CONCURRENCY} concurrent vs serial answers"
+    result = concurrency.isolation(together, serial, settings.tolerances.vector_atol, what)
     worst = concurrent[result.index] if result.index is not None else None
-    expect("concurrency.isolation", result, exchange=worst, cases=ids)
+    expect(result, exchange=worst, cases=ids)

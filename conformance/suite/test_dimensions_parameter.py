@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from conformance.checks import dimensions, status
+from conformance.checks import dimensions
 from conformance.client import Exchange
 from conformance.expect import Expect
 from conformance.options import Settings
@@ -35,16 +35,16 @@ def reduced(
         pytest.skip(f"dimensions={size} is not below the native dimension {dim}")
     texts = batch_float.request["input"][:SAMPLE]
     exchange = answers.get(texts, encoding_format="float", dimensions=size)
-    expect.refused(expect.declared[0], exchange, f"dimensions={size}")
+    expect.refused(exchange, f"dimensions={size}")
     return exchange, size, batch_ids[:SAMPLE]
 
 
 @pytest.mark.requirement("dimensions.honoured")
 def test_dimensions_gives_that_many_entries(expect: Expect, reduced: Reduced, dim: int) -> None:
     exchange, size, ids = reduced
-    batch = expect.ok("dimensions.honoured", exchange, ids)
-    result = dimensions.check_honoured(batch.vectors, size, dim)
-    expect("dimensions.honoured", result, exchange=exchange, cases=ids)
+    batch = expect.ok(exchange, ids)
+    result = dimensions.honoured(batch.vectors, size, dim)
+    expect(result, exchange=exchange, cases=ids)
 
 
 @pytest.mark.requirement("dimensions.renormalized")
@@ -56,16 +56,14 @@ def test_dimensions_is_the_renormalized_prefix(
     normalized_expected: bool,
 ) -> None:
     exchange, size, ids = reduced
-    shortened = expect.matrix("dimensions.renormalized", exchange, ids)
+    shortened = expect.matrix(exchange, ids)
     if shortened.shape[1] != size:
         what = f"vectors have {shortened.shape[1]} entries, not {size} (see dimensions.honoured)"
-        expect.unmeasurable("dimensions.renormalized", what, exchange, ids)
-    full = expect.matrix("dimensions.renormalized", batch_float, ids)[: len(ids)]
+        expect.unmeasurable(what, exchange, ids)
+    full = expect.matrix(batch_float, ids)[: len(ids)]
     atol = settings.tolerances.vector_atol
-    result = dimensions.check_renormalized(
-        shortened, full, size, atol, normalized=normalized_expected
-    )
-    expect("dimensions.renormalized", result, exchange=exchange, cases=ids)
+    result = dimensions.renormalized(shortened, full, size, atol, normalized=normalized_expected)
+    expect(result, exchange=exchange, cases=ids)
 
 
 @pytest.mark.requirement("dimensions.invalid-rejected")
@@ -75,8 +73,4 @@ def test_invalid_dimensions_are_rejected(
 ) -> None:
     sent = dim + 1 if value == "native+1" else value
     exchange = answers.get("hello", encoding_format="float", dimensions=sent)
-    expect(
-        "dimensions.invalid-rejected",
-        status.check_rejected(exchange.status, f"dimensions={sent!r}"),
-        exchange=exchange,
-    )
+    expect(dimensions.invalid_rejected(exchange.status, f"dimensions={sent!r}"), exchange=exchange)

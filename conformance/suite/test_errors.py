@@ -4,14 +4,18 @@ keeps working after each one."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from conformance.checks import errors, status, vectors
-from conformance.client import EmbeddingsClient, EndpointError
-from conformance.corpus import load_bad_requests
+from conformance.checks import errors, status
+from conformance.checks import input as input_checks
+from conformance.checks.result import CheckResult
+from conformance.client import EmbeddingsClient, EndpointError, Exchange
+from conformance.corpus import BadRequest, load_bad_requests
 from conformance.expect import Expect
+from conformance.requirements import judged_by
 from conformance.suite.pytest_fixtures import Answers, BadAnswers, send_bad_request
 
 BAD = {bad.id: bad for bad in load_bad_requests()}
@@ -24,86 +28,93 @@ BATCH_LIMIT_TIMEOUT = 5  # times --request-timeout: a slow server computes 2,049
 OVER_CONTEXT_WORDS = 3000  # far past the usual 512-token (or 8k-character) contexts
 
 
-def rejection(bad_id: str) -> Any:
-    """A (requirement, bad id) parameter: errors.rejected for a must-reject case, the SHOULD
-    requirement the case names for a should-reject one."""
-    bad = BAD[bad_id]
-    requirement = bad.requirement if bad.expect == "should-reject" else "errors.rejected"
-    assert requirement is not None, bad_id
-    return pytest.param(requirement, bad_id, marks=pytest.mark.requirement(requirement), id=bad_id)
+def should_reject(check: Callable[..., CheckResult]) -> list[str]:
+    """The should-reject bad requests that the fixture says ``check``'s requirement covers."""
+    requirement = judged_by(check)
+    return [bad_id for bad_id in SHOULD_REJECT if BAD[bad_id].requirement == requirement]
 
 
-@pytest.mark.parametrize(
-    ("requirement", "bad_id"), [rejection(bad_id) for bad_id in MUST_REJECT + SHOULD_REJECT]
-)
+BadAnswer = tuple[BadRequest, Exchange]
+
+
+@pytest.fixture
+def bad_answer(request: pytest.FixtureRequest, bad_answers: BadAnswers) -> BadAnswer:
+    """The bad request the test is parametrized with (by id), and the endpoint's answer."""
+    bad = BAD[request.param]
+    return bad, bad_answers(bad)
+
+
+def rejection_reason(bad: BadRequest) -> str:
+    return bad.why if bad.because is None else f"{bad.why}; rejecting it matters: {bad.because}"
+
+
+# The checks of the requirements that bad requests judged on their status alone fall under:
+# errors.rejected for a must-reject request, the SHOULD one the fixture names for the others.
+REJECTION_CHECKS = (errors.rejected, input_checks.empty_rejected, errors.content_type)
+
+
+def rejections() -> list[Any]:
+    """(check, bad id) parameters, each marked with the requirement its check judges."""
+    return [
+        pytest.param(check, bad_id, marks=pytest.mark.requirement(judged_by(check)), id=bad_id)
+        for check in REJECTION_CHECKS
+        for bad_id in (MUST_REJECT if check is errors.rejected else should_reject(check))
+    ]
+
+
+@pytest.mark.parametrize(("check", "bad_answer"), rejections(), indirect=["bad_answer"])
 def test_bad_request_is_rejected(
-    expect: Expect, bad_answers: BadAnswers, requirement: str, bad_id: str
+    expect: Expect, check: Callable[[int, str], CheckResult], bad_answer: BadAnswer
 ) -> None:
-    bad = BAD[bad_id]
-    exchange = bad_answers(bad)
-    what = bad.why if bad.because is None else f"{bad.why}; rejecting it matters: {bad.because}"
-    expect(requirement, status.check_rejected(exchange.status, what), exchange=exchange)
+    bad, exchange = bad_answer
+    expect(check(exchange.status, rejection_reason(bad)), exchange=exchange)
+
+
+@pytest.mark.requirement("errors.unknown-model")
+@pytest.mark.parametrize("bad_answer", should_reject(errors.unknown_model), indirect=True)
+def test_unknown_model_is_404_model_not_found(expect: Expect, bad_answer: BadAnswer) -> None:
+    bad, exchange = bad_answer
+    result = errors.unknown_model(exchange.status, exchange.error_body, rejection_reason(bad))
+    expect(result, exchange=exchange)
 
 
 @pytest.mark.requirement("errors.no-5xx")
-@pytest.mark.parametrize("bad_id", ARGUABLE + SHOULD_REJECT)
-def test_arguable_request_never_crashes(
-    expect: Expect, bad_answers: BadAnswers, bad_id: str
-) -> None:
-    exchange = bad_answers(BAD[bad_id])
-    result = status.check_no_5xx(exchange.status, exchange.ok, BAD[bad_id].why)
-    expect("errors.no-5xx", result, exchange=exchange)
+@pytest.mark.parametrize("bad_answer", ARGUABLE + SHOULD_REJECT, indirect=True)
+def test_arguable_request_never_crashes(expect: Expect, bad_answer: BadAnswer) -> None:
+    bad, exchange = bad_answer
+    expect(errors.no_5xx(exchange.status, exchange.ok, bad.why), exchange=exchange)
 
 
 @pytest.mark.requirement("errors.lenient-but-right")
-@pytest.mark.parametrize("bad_id", STANDS_FOR)
+@pytest.mark.parametrize("bad_answer", STANDS_FOR, indirect=True)
 def test_an_accepted_request_is_answered_like_the_one_it_stands_for(
-    expect: Expect, client: EmbeddingsClient, bad_answers: BadAnswers, bad_id: str
+    expect: Expect, client: EmbeddingsClient, bad_answer: BadAnswer
 ) -> None:
-    requirement = "errors.lenient-but-right"
-    bad = BAD[bad_id]
-    exchange = bad_answers(bad)
+    bad, exchange = bad_answer
     if exchange.status != 200:
         pytest.skip(f"not applicable: refused with HTTP {exchange.status}, which is allowed")
     stands_for = bad.equivalent_document(client.model)
     try:
         valid = client.post(stands_for)
     except EndpointError as exc:
-        expect(requirement, status.no_answer("an answer", str(exc)))
+        expect(status.no_answer("an answer", str(exc)))
         return
     inputs = stands_for["input"]
     count = len(inputs) if isinstance(inputs, list) and isinstance(inputs[0], str) else 1
-    ids = [f"{bad_id}[{i}]" for i in range(count)]
-    want = expect.matrix(requirement, valid, ids)
+    ids = [f"{bad.id}[{i}]" for i in range(count)]
+    want = expect.matrix(valid, ids)
     what = f"{bad.why}, accepted: vs the answer to {json.dumps(stands_for)[:120]}"
-    expect.same_vectors(requirement, exchange, ids, want, what)
+    result = errors.lenient_but_right(expect.matrix(exchange, ids), want, expect.vector_atol, what)
+    expect(result, exchange=exchange, cases=ids)
 
 
 @pytest.mark.requirement("errors.envelope")
-@pytest.mark.parametrize("bad_id", MUST_REJECT + SHOULD_REJECT)
-def test_rejection_uses_the_error_envelope(
-    expect: Expect, bad_answers: BadAnswers, bad_id: str
-) -> None:
-    exchange = bad_answers(BAD[bad_id])
+@pytest.mark.parametrize("bad_answer", MUST_REJECT + SHOULD_REJECT, indirect=True)
+def test_rejection_uses_the_error_envelope(expect: Expect, bad_answer: BadAnswer) -> None:
+    bad, exchange = bad_answer
     if not 400 <= exchange.status < 500:
         pytest.skip(f"answered HTTP {exchange.status}, not a rejection (see errors.rejected)")
-    expect(
-        "errors.envelope",
-        errors.check_error_envelope(exchange.error_body, BAD[bad_id].why),
-        exchange=exchange,
-    )
-
-
-@pytest.mark.requirement("errors.unknown-model")
-def test_unknown_model_is_404_model_not_found(expect: Expect, bad_answers: BadAnswers) -> None:
-    exchange = bad_answers(BAD["unknown-model"])
-    if not 400 <= exchange.status < 500:
-        pytest.skip(f"answered HTTP {exchange.status}: judged by the rejection check")
-    expect(
-        "errors.unknown-model",
-        errors.check_unknown_model(exchange.status, exchange.error_body),
-        exchange=exchange,
-    )
+    expect(errors.envelope(exchange.error_body, bad.why), exchange=exchange)
 
 
 @pytest.mark.requirement("errors.recovers")
@@ -114,8 +125,7 @@ def test_server_recovers_after_bad_request(
     send_bad_request(client, BAD[bad_id])  # sent again: recovery must follow it directly
     exchange = answers.fresh("hello", encoding_format="float")
     what = f"a valid request right after bad request {bad_id!r}"
-    result = status.check_embedded(exchange.status, exchange.ok, what)
-    expect("errors.recovers", result, exchange=exchange)
+    expect(errors.recovers(exchange.status, exchange.ok, what), exchange=exchange)
 
 
 @pytest.mark.requirement("errors.batch-limit")
@@ -127,10 +137,9 @@ def test_more_inputs_than_the_batch_limit(expect: Expect, client: EmbeddingsClie
     try:
         exchange = client.post_for_status(document, BATCH_LIMIT_TIMEOUT * client.timeout)
     except EndpointError as exc:
-        expect("errors.batch-limit", status.no_answer("4xx", f"{what}: {exc}"))
+        expect(status.no_answer("4xx", f"{what}: {exc}"))
         return
-    result = status.check_rejected(exchange.status, what, large=True)  # 413 is a fine answer
-    expect("errors.batch-limit", result, exchange=exchange)
+    expect(errors.batch_limit(exchange.status, what), exchange=exchange)  # 413 is a fine answer
 
 
 @pytest.mark.requirement("input.over-context")
@@ -141,17 +150,11 @@ def test_input_past_the_context_is_truncated_or_rejected(
     try:
         exchange = client.embed(text, encoding_format="float")
     except EndpointError as exc:  # a hang past the timeout, or a dropped connection
-        expect("input.over-context", status.no_answer("4xx, or 200", str(exc)))
+        expect(status.no_answer("4xx, or 200", str(exc)))
         return
-    if status.is_refusal(exchange.status, large=True):
-        expect.note("input.over-context", f"rejected with HTTP {exchange.status} (no truncation)")
-        result = status.check_refusal_allowed(exchange.status, "200")
-        expect("input.over-context", result, exchange=exchange)
-        return
-    batch = expect.ok("input.over-context", exchange)
-    expect(
-        "input.over-context",
-        vectors.check_consistent_dimension(batch.vectors, dim),
-        exchange=exchange,
-    )
-    expect("input.over-context", vectors.check_finite(batch.vectors), exchange=exchange)
+    refused = status.is_refusal(exchange.status, large=True)
+    if refused:
+        expect.note(f"rejected with HTTP {exchange.status} (no truncation)")
+    batch = None if refused else expect.ok(exchange)
+    for result in input_checks.over_context(exchange.status, batch, dim):
+        expect(result, exchange=exchange)

@@ -9,8 +9,7 @@ from hypothesis import HealthCheck, given, seed
 from hypothesis import settings as hypothesis_settings
 from hypothesis.errors import HypothesisException
 
-from conformance.checks import CheckResult, status
-from conformance.checks.fuzzing import check_answer_to, check_generated
+from conformance.checks import CheckResult, fuzz, status
 from conformance.client import EmbeddingsClient, EndpointError, Exchange
 from conformance.expect import Expect
 from conformance.options import Settings
@@ -43,7 +42,7 @@ def test_generated_requests_are_answered_correctly(
         except EndpointError as exc:
             violations.append((status.no_answer("an answer", str(exc)), None))
             raise AssertionError(str(exc)) from None
-        result = check_answer_to(label, body, exchange.status, exchange.batch, dim)
+        result = fuzz.check_answer_to(label, body, exchange.status, exchange.batch, dim)
         if not result.passed:
             violations.append((result, exchange))
             raise AssertionError(result.describe())
@@ -51,5 +50,5 @@ def test_generated_requests_are_answered_correctly(
     # Hypothesis replays the minimal failing example last: that is the one reported below.
     with contextlib.suppress(AssertionError, HypothesisException):
         probe()
-    result = check_generated(settings.fuzz_examples, [verdict for verdict, _ in violations])
-    expect("fuzz.robust", result, exchange=violations[-1][1] if violations else None)
+    result = fuzz.robust(settings.fuzz_examples, [verdict for verdict, _ in violations])
+    expect(result, exchange=violations[-1][1] if violations else None)

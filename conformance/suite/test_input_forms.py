@@ -9,11 +9,12 @@ from collections.abc import Callable
 
 import pytest
 
-from conformance.checks import envelope, vectors
+from conformance.checks import input as input_checks
 from conformance.client import Exchange
 from conformance.expect import Expect
 from conformance.references import reference_cases
 from conformance.suite.pytest_fixtures import Answers, Tokenizer
+from conformance.wire import Matrix
 
 STRING_CASE = "batch-02"  # a core corpus case
 TOKEN_CASES = ["en-sent-01", "zh-01", "code-py-01"]  # reference corpus cases
@@ -22,46 +23,27 @@ TEXTS = {c.id: c.text for c in reference_cases()}
 PROBE_IDS = [[1000, 2000, 3000], [1500, 2500], [1200, 2200, 3200, 4200]]
 
 
-def token_answer(
-    expect: Expect, requirement_id: str, answers: Answers, ids: object, count: int, dim: int
-) -> Exchange:
-    """The answer to a token-id input: UNSUPPORTED on a clean 4xx, else a valid envelope."""
-    exchange = answers.get(ids, encoding_format="float")
-    expect.refused(requirement_id, exchange, "token-id input")
-    batch = expect.ok(requirement_id, exchange)
-    expect(requirement_id, envelope.check_item_count(batch, count), exchange=exchange)
-    expect(
-        requirement_id, vectors.check_consistent_dimension(batch.vectors, dim), exchange=exchange
-    )
-    return exchange
-
-
-def compare_or_repeat(
+def what_token_ids_embed_like(
     expect: Expect,
-    requirement_id: str,
     answers: Answers,
     exchange: Exchange,
     tokenizer: Tokenizer | None,
     ids: list[str],
-) -> None:
-    """Compare with the texts' vectors when the ids came from a tokenizer, else only check
-    that the same ids give the same vectors again (and say so)."""
+) -> tuple[Matrix, str]:
+    """What the token-id answer must equal, and in words: its texts' vectors when the ids came
+    from a tokenizer; else (no tokenizer) the answer to the same ids again, and a note says
+    that only determinism was checked."""
     if tokenizer is not None:
         texts = answers.get([TEXTS[i] for i in ids], encoding_format="float")
-        want = expect.matrix(requirement_id, texts, ids)
-        what = f"token ids from {tokenizer.origin} vs their text"
-        expect.same_vectors(requirement_id, exchange, ids, want, what)
         if tokenizer.judged_server:
-            expect.note(requirement_id, f"token ids from {tokenizer.origin}: not the truth")
-        return
-    got = expect.matrix(requirement_id, exchange, ids)
+            expect.note(f"token ids from {tokenizer.origin}: not the truth")
+        return expect.matrix(texts, ids), f"token ids from {tokenizer.origin} vs their text"
     again = answers.fresh(exchange.request["input"])
-    expect.same_vectors(requirement_id, again, ids, got, "repeat")
     expect.note(
-        requirement_id,
         "valid and deterministic, but not compared with text: no tokenizer known (no "
-        "reference that recorded token ids, no /tokenize route beside /v1)",
+        "reference that recorded token ids, no /tokenize route beside /v1)"
     )
+    return expect.matrix(again, ids), "repeat"
 
 
 def token_ids(tokenizer: Tokenizer | None, ids: list[str]) -> list[list[int]]:
@@ -78,12 +60,13 @@ def token_ids(tokenizer: Tokenizer | None, ids: list[str]) -> list[list[int]]:
 def test_string_and_one_element_array_agree(
     expect: Expect, single: Callable[[str], Exchange], answers: Answers
 ) -> None:
-    requirement = "input.string-same-as-array"
     as_string = single(STRING_CASE)
     as_array = answers.get([as_string.request["input"]], encoding_format="float")
-    want = expect.matrix(requirement, as_string, [STRING_CASE])
-    what = "the text as a one-element array vs as a string"
-    expect.same_vectors(requirement, as_array, [STRING_CASE], want, what)
+    want = expect.matrix(as_string, [STRING_CASE])
+    result = input_checks.string_same_as_array(
+        expect.matrix(as_array, [STRING_CASE]), want, expect.vector_atol
+    )
+    expect(result, exchange=as_array, cases=[STRING_CASE])
 
 
 @pytest.mark.requirement("input.token-ids")
@@ -92,8 +75,12 @@ def test_token_ids_embed_like_their_text(
 ) -> None:
     ids = TOKEN_CASES[:1]
     (tokens,) = token_ids(tokenizer, ids)
-    exchange = token_answer(expect, "input.token-ids", answers, tokens, 1, dim)
-    compare_or_repeat(expect, "input.token-ids", answers, exchange, tokenizer, ids)
+    exchange = answers.get(tokens, encoding_format="float")
+    expect.refused(exchange, "token-id input")
+    batch = expect.ok(exchange)
+    expected, what = what_token_ids_embed_like(expect, answers, exchange, tokenizer, ids)
+    for result in input_checks.token_ids(batch, dim, expected, expect.vector_atol, what):
+        expect(result, exchange=exchange, cases=ids)
 
 
 @pytest.mark.requirement("input.token-id-arrays")
@@ -101,5 +88,12 @@ def test_token_id_arrays_embed_like_their_texts(
     expect: Expect, answers: Answers, tokenizer: Tokenizer | None, dim: int
 ) -> None:
     tokens = token_ids(tokenizer, TOKEN_CASES)
-    exchange = token_answer(expect, "input.token-id-arrays", answers, tokens, len(tokens), dim)
-    compare_or_repeat(expect, "input.token-id-arrays", answers, exchange, tokenizer, TOKEN_CASES)
+    exchange = answers.get(tokens, encoding_format="float")
+    expect.refused(exchange, "token-id input")
+    batch = expect.ok(exchange)
+    expected, what = what_token_ids_embed_like(expect, answers, exchange, tokenizer, TOKEN_CASES)
+    verdicts = input_checks.token_id_arrays(
+        batch, len(tokens), dim, expected, expect.vector_atol, what
+    )
+    for result in verdicts:
+        expect(result, exchange=exchange, cases=TOKEN_CASES)

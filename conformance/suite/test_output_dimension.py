@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from conformance.checks import vectors
+from conformance.checks import dimension
 from conformance.client import Exchange
 from conformance.expect import Expect
 from conformance.suite.pytest_fixtures import Answers
@@ -23,7 +23,7 @@ def test_dimension_does_not_grow_with_input(
 ) -> None:
     label, text = long_input  # cut to fit a short context
     short, long = single("one-token"), answers.get(text, encoding_format="float")
-    short_batch = expect.ok("dimension.fixed-across-lengths", short, ["one-token"])
-    long_batch = expect.ok("dimension.fixed-across-lengths", long, [label])
-    result = vectors.check_fixed_across_lengths(short_batch.first_vector, long_batch.first_vector)
-    expect("dimension.fixed-across-lengths", result, exchange=long)
+    short_batch = expect.ok(short, ["one-token"])
+    long_batch = expect.ok(long, [label])
+    result = dimension.fixed_across_lengths(short_batch.first_vector, long_batch.first_vector)
+    expect(result, exchange=long)

@@ -29,11 +29,11 @@ def test_different_texts_get_different_vectors(
     expect: Expect, answers: Answers, context: int | None
 ) -> None:
     inputs = [(c.id, cut_to_fit(c.text, context)) for c in DISTINCT]
-    vectors, carriers = embed_texts(expect, answers, "semantics.distinct-texts", inputs)
+    vectors, carriers = embed_texts(expect, answers, inputs)
     ids = [c.id for c in DISTINCT]
-    result = semantics.check_distinct_texts(vectors, ids)
+    result = semantics.distinct_texts(vectors, ids)
     carrier = carriers[result.index] if result.index is not None else None
-    expect("semantics.distinct-texts", result, exchange=carrier, cases=ids)
+    expect(result, exchange=carrier, cases=ids)
 
 
 @pytest.mark.requirement("semantics.not-a-prefix")
@@ -43,10 +43,10 @@ def test_a_paragraph_is_not_its_first_words(
     ids = [c.id for c in PARAGRAPHS]
     inputs = [(c.id, cut_to_fit(c.text, context)) for c in PARAGRAPHS]
     inputs += [(f"{c.id}[:{PREFIX_WORDS} words]", first_words(c.text)) for c in PARAGRAPHS]
-    vectors, carriers = embed_texts(expect, answers, "semantics.not-a-prefix", inputs)
+    vectors, carriers = embed_texts(expect, answers, inputs)
     full, prefixes = vectors[: len(ids)], vectors[len(ids) :]
-    result = semantics.check_not_like_its_prefix(full, prefixes, ids)
-    expect("semantics.not-a-prefix", result, exchange=carriers[0], cases=ids)
+    result = semantics.not_a_prefix(full, prefixes, ids)
+    expect(result, exchange=carriers[0], cases=ids)
 
 
 @pytest.mark.requirement("semantics.paraphrase-closer")
@@ -61,14 +61,12 @@ def test_a_paraphrase_is_closer_than_an_unrelated_text(expect: Expect, answers: 
             ("unrelated", t.unrelated),
         )
     ]
-    vectors, carriers = embed_texts(
-        expect, answers, "semantics.paraphrase-closer", inputs, TRIPLET_CHUNK
-    )
+    vectors, carriers = embed_texts(expect, answers, inputs, TRIPLET_CHUNK)
     ids = [t.id for t in triplets]
-    result = semantics.check_paraphrase_closer(vectors[0::3], vectors[1::3], vectors[2::3], ids)
+    result = semantics.paraphrase_closer(vectors[0::3], vectors[1::3], vectors[2::3], ids)
     carrier = carriers[3 * result.index] if result.index is not None else None
-    expect("semantics.paraphrase-closer", result, exchange=carrier, cases=ids)
-    expect.note("semantics.paraphrase-closer", result.detail)
+    expect(result, exchange=carrier, cases=ids)
+    expect.note(result.detail)
 
 
 def first_words(text: str) -> str:

@@ -16,12 +16,12 @@ PREFIX_WORDS = (2, 8, 24, 64, 120)
 COUNTED = 64  # corpus inputs sent alone for their token count: every kind, script and length
 
 
-def prompt_tokens(expect: Expect, requirement_id: str, exchange: Exchange, ids: list[str]) -> int:
-    batch: EmbeddingBatch = expect.ok(requirement_id, exchange, ids)
+def prompt_tokens(expect: Expect, exchange: Exchange, ids: list[str]) -> int:
+    batch: EmbeddingBatch = expect.ok(exchange, ids)
     value = batch.usage.prompt_tokens if batch.usage else None
     if not isinstance(value, int) or isinstance(value, bool):
         what = f"usage.prompt_tokens is {value!r}, not an integer (see envelope.usage)"
-        expect.unmeasurable(requirement_id, what, exchange, ids)
+        expect.unmeasurable(what, exchange, ids)
     return value
 
 
@@ -29,13 +29,12 @@ def prompt_tokens(expect: Expect, requirement_id: str, exchange: Exchange, ids: 
 def test_batch_tokens_are_the_sum_of_singles(
     expect: Expect, batch_float: Exchange, singles: list[Exchange], batch_ids: list[str]
 ) -> None:
-    requirement = "usage.batch-additive"
-    total = prompt_tokens(expect, requirement, batch_float, batch_ids)
+    total = prompt_tokens(expect, batch_float, batch_ids)
     parts = [
-        prompt_tokens(expect, requirement, exchange, [case_id])
+        prompt_tokens(expect, exchange, [case_id])
         for exchange, case_id in zip(singles, batch_ids, strict=True)
     ]
-    expect(requirement, usage.check_batch_additive(total, parts), exchange=batch_float)
+    expect(usage.batch_additive(total, parts), exchange=batch_float)
 
 
 @pytest.mark.requirement("usage.monotonic-length")
@@ -47,12 +46,10 @@ def test_longer_text_never_has_fewer_tokens(
     prefixes = [" ".join(words[:n]) for n in sizes]
     ids = [f"long-200[:{n} words]" for n in sizes]
     counts = [
-        prompt_tokens(
-            expect, "usage.monotonic-length", answers.get(text, encoding_format="float"), [case_id]
-        )
+        prompt_tokens(expect, answers.get(text, encoding_format="float"), [case_id])
         for text, case_id in zip(prefixes, ids, strict=True)
     ]
-    expect("usage.monotonic-length", usage.check_monotonic(counts), cases=ids)
+    expect(usage.monotonic_length(counts), cases=ids)
 
 
 @pytest.mark.requirement("usage.counts-tokens")
@@ -61,7 +58,6 @@ def test_each_input_counts_its_tokens(
 ) -> None:
     """64 corpus inputs within the context, each sent alone: its prompt_tokens against the
     reference tokenizer's count (the reference is the truth, never the server's /tokenize)."""
-    requirement = "usage.counts-tokens"
     counted = [
         c for c in compared_cases(needs_reference, context) if needs_reference.token_ids(c.id)
     ]
@@ -71,11 +67,9 @@ def test_each_input_counts_its_tokens(
         no_token_ids(needs_reference)
     ids = [c.id for c in cases]
     exchanges = [answers.get(c.text, encoding_format="float") for c in cases]
-    reported = [
-        prompt_tokens(expect, requirement, e, [c.id]) for e, c in zip(exchanges, cases, strict=True)
-    ]
+    reported = [prompt_tokens(expect, e, [c.id]) for e, c in zip(exchanges, cases, strict=True)]
     truth = [len(needs_reference.token_ids(case_id) or ()) for case_id in ids]
     texts = [c.text for c in cases]
-    result = usage.check_counts_tokens(reported, truth, special_tokens, texts, ids)
+    result = usage.counts_tokens(reported, truth, special_tokens, texts, ids)
     carrier = exchanges[result.index] if result.index is not None else None
-    expect(requirement, result, exchange=carrier, cases=ids)
+    expect(result, exchange=carrier, cases=ids)

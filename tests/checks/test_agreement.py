@@ -1,4 +1,5 @@
-"""Agreement with a reference: max |Δ|, cosine, and the retrieval neighbours."""
+"""Agreement with a reference: max |Δ|, cosine (tools), and the retrieval neighbours
+(reference.retrieval)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ import pytest
 from conformance.checks.agreement import (
     check_cosine,
     check_max_abs_diff,
-    check_same_neighbours,
     cosine_distances,
     top_k,
 )
+from conformance.checks.reference import retrieval
 from conformance.checks.result import CheckResult
 
 Check = Callable[[np.ndarray, np.ndarray, Sequence[str], float, str], CheckResult]
@@ -117,7 +118,7 @@ def test_float16_rounding_keeps_the_cosine_but_moves_elements_past_fp32_toleranc
     assert check_max_abs_diff(rounded, exact, ids, 5e-3, "fp16").passed  # fp16 tier
 
 
-# top_k and check_same_neighbours: documents are the basis vectors, so a query's components
+# top_k and retrieval: documents are the basis vectors, so a query's components
 # are its cosines with them
 
 
@@ -129,9 +130,7 @@ REFERENCE_QUERIES = np.array([[5.0, 4.0, 3.0, 2.0, 1.0], [1.0, 2.0, 3.0, 4.0, 5.
 
 def neighbours_with_second_query(second: list[float]) -> CheckResult:
     queries = np.array([REFERENCE_QUERIES[0], second])
-    return check_same_neighbours(
-        queries, DOCUMENTS, REFERENCE_QUERIES, DOCUMENTS, QUERY_IDS, DOCUMENT_IDS
-    )
+    return retrieval(queries, DOCUMENTS, REFERENCE_QUERIES, DOCUMENTS, QUERY_IDS, DOCUMENT_IDS)
 
 
 def test_top_k_lists_the_most_similar_documents_best_first() -> None:

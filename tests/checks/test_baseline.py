@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from conformance.checks.baseline import (
-    check_errors_kept,
-    check_same_acceptance,
-    check_shape_kept,
+    errors,
+    same_acceptance,
+    shape,
 )
 from conformance.verdicts.baseline_gate import status_regressions
 
@@ -33,11 +33,11 @@ def errors_with(bad_id: str, **answer: Any) -> dict[str, Any]:
     return {**ERRORS, bad_id: {**ERRORS[bad_id], **answer}}
 
 
-# check_same_acceptance
+# same_acceptance
 
 
 def test_same_acceptance_passes_when_nothing_changed() -> None:
-    result = check_same_acceptance({"a", "b"}, {"c"}, {"c"})
+    result = same_acceptance({"a", "b"}, {"c"}, {"c"})
     assert result.passed
     assert result.measured == 0
     assert result.detail == "0 of 3 inputs accepted or rejected differently"
@@ -49,28 +49,28 @@ def test_same_acceptance_passes_when_nothing_changed() -> None:
     ids=["accepted-now-rejected", "rejected-now-accepted"],
 )
 def test_same_acceptance_fails_on_a_change_either_way(rejected_now: set[str], change: str) -> None:
-    result = check_same_acceptance({"a", "b"}, {"c"}, rejected_now)
+    result = same_acceptance({"a", "b"}, {"c"}, rejected_now)
     assert not result.passed
     assert result.measured == 1
     assert result.margin == -1.0
     assert result.detail == f"1 of 3 inputs accepted or rejected differently; first: {change}"
 
 
-# check_shape_kept
+# shape
 
 
 def test_shape_kept_passes_on_the_same_shape() -> None:
-    result = check_shape_kept(SHAPE, SHAPE)
+    result = shape(SHAPE, SHAPE)
     assert result.passed
     assert result.detail == "0 of 8 fields lost or retyped"
 
 
 def test_shape_kept_passes_when_a_field_is_added() -> None:
-    assert check_shape_kept(SHAPE, shape_with("float", "", "id:string")).passed
+    assert shape(SHAPE, shape_with("float", "", "id:string")).passed
 
 
 def test_shape_kept_fails_on_a_dropped_field() -> None:
-    result = check_shape_kept(SHAPE, shape_with("float", "data[].index:number", None))
+    result = shape(SHAPE, shape_with("float", "data[].index:number", None))
     assert not result.passed
     assert result.measured == 1
     assert result.detail.endswith("; first: float output: data[].index:number")
@@ -78,45 +78,45 @@ def test_shape_kept_fails_on_a_dropped_field() -> None:
 
 def test_shape_kept_fails_on_a_retyped_field() -> None:
     now = shape_with("base64", "data[].embedding:string", "data[].embedding:array")
-    result = check_shape_kept(SHAPE, now)
+    result = shape(SHAPE, now)
     assert not result.passed
     assert result.detail.endswith("; first: base64 output: data[].embedding:string")
 
 
 def test_shape_kept_names_the_first_lost_path() -> None:
     now = {"float": ["$:object"], "base64": SHAPE["base64"]}
-    result = check_shape_kept(SHAPE, now)
+    result = shape(SHAPE, now)
     assert result.measured == 3
     assert result.detail == "3 of 8 fields lost or retyped; first: float output: data:array"
 
 
-# check_errors_kept
+# errors
 
 
 def test_errors_kept_passes_on_the_same_answers() -> None:
-    result = check_errors_kept(ERRORS, ERRORS)
+    result = errors(ERRORS, ERRORS)
     assert result.passed
     assert result.detail == "0 of 2 bad requests answered differently"
 
 
 def test_errors_kept_fails_on_a_status_change() -> None:
-    result = check_errors_kept(ERRORS, errors_with("malformed-json", status=500))
+    result = errors(ERRORS, errors_with("malformed-json", status=500))
     assert not result.passed
     assert result.detail.endswith("first: malformed-json: HTTP 400 before, HTTP 500 now")
 
 
 def test_errors_kept_fails_when_the_envelope_stops_conforming() -> None:
-    result = check_errors_kept(ERRORS, errors_with("malformed-json", envelope=False))
+    result = errors(ERRORS, errors_with("malformed-json", envelope=False))
     assert not result.passed
     assert result.detail.endswith("first: malformed-json: the error envelope no longer conforms")
 
 
 def test_errors_kept_passes_when_the_envelope_starts_conforming() -> None:
-    assert check_errors_kept(ERRORS, errors_with("empty-array", envelope=True)).passed
+    assert errors(ERRORS, errors_with("empty-array", envelope=True)).passed
 
 
 def test_errors_kept_ignores_a_bad_request_no_longer_sent() -> None:
-    result = check_errors_kept(ERRORS, {"empty-array": ERRORS["empty-array"]})
+    result = errors(ERRORS, {"empty-array": ERRORS["empty-array"]})
     assert result.passed
     assert result.detail == "0 of 2 bad requests answered differently"
 

@@ -1,4 +1,4 @@
-"""Checks that two answers carrying the same vectors agree, and base64 equals float output."""
+"""The tool that says whether two answers carry the same vectors."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from conformance.checks import compare
-from tests.checks.builders import b64, response
 
 MATRIX = np.array(
     [
@@ -18,7 +17,6 @@ MATRIX = np.array(
         [1.0, 0.0, 0.0],
     ]
 )
-FLOATS = [[0.1, -0.2, 0.3], [0.7, 0.0, -1.5]]  # not exactly representable in float32
 
 
 # check_same_vectors: batch, permutation, determinism, concurrency
@@ -92,53 +90,3 @@ def test_same_vectors_fails_on_nan() -> None:
     result = compare.check_same_vectors(broken, MATRIX, 1e-5, "repeat")
     assert not result.passed
     assert result.index == 1
-
-
-# check_float32_parity: base64 vs float output
-
-
-def test_float32_parity_passes_bit_identical_at_zero_tolerance() -> None:
-    decoded = response(*[b64(row) for row in FLOATS]).matrix()
-    floats = response(*FLOATS).matrix()
-    result = compare.check_float32_parity(decoded, floats, 0.0)
-    assert result.passed
-    assert result.measured == 0.0
-    assert result.margin == 0.0
-    assert result.limit == "<= 0"
-
-
-def test_float32_parity_compares_json_floats_after_rounding_to_float32() -> None:
-    floats = np.array(FLOATS)
-    decoded = floats.astype(np.float32).astype(np.float64)
-    assert np.abs(decoded - floats).max() > 0  # they differ before rounding
-    assert compare.check_float32_parity(decoded, floats, 0.0).passed
-
-
-def test_float32_parity_fails_on_big_endian_base64() -> None:
-    decoded = response(*[b64(row, ">f4") for row in FLOATS]).matrix()
-    floats = response(*FLOATS).matrix()
-    result = compare.check_float32_parity(decoded, floats, 0.0)
-    assert not result.passed
-    assert isinstance(result.measured, float) and result.measured > 0.1
-    assert result.margin is not None and result.margin < 0
-    assert result.index in (0, 1)
-    assert "base64 vs float output" in result.detail
-
-
-def test_float32_parity_fails_when_one_row_differs() -> None:
-    rows = [b64(FLOATS[0]), b64([0.7, 0.0, -1.25])]
-    result = compare.check_float32_parity(
-        response(*rows).matrix(), response(*FLOATS).matrix(), 1e-4
-    )
-    assert not result.passed
-    assert result.measured == pytest.approx(0.25)
-    assert result.margin == pytest.approx(1e-4 - 0.25)
-    assert result.index == 1
-
-
-def test_float32_parity_fails_on_a_float64_payload_of_twice_the_length() -> None:
-    decoded = response(*[b64(row, "<f8") for row in FLOATS]).matrix()
-    result = compare.check_float32_parity(decoded, response(*FLOATS).matrix(), 1e-3)
-    assert not result.passed
-    assert result.measured == "shape (2, 6)"
-    assert result.margin is None

@@ -10,19 +10,19 @@ FULL = np.array([[3.0, 4.0, 12.0], [1.0, 0.0, 0.0]]) / np.array([[13.0], [1.0]])
 
 
 def test_honoured_passes_when_every_vector_has_d_entries() -> None:
-    result = dimensions.check_honoured([np.ones(2), np.ones(2)], 2, native=3)
+    result = dimensions.honoured([np.ones(2), np.ones(2)], 2, native=3)
     assert result.passed and result.measured == 0
 
 
 def test_full_length_vectors_are_named_a_silently_ignored_parameter() -> None:
-    result = dimensions.check_honoured([np.ones(3), np.ones(3)], 2, native=3)
+    result = dimensions.honoured([np.ones(3), np.ones(3)], 2, native=3)
     assert not result.passed
     assert result.measured == 3 and result.limit == "== 2"
     assert "silently ignored" in result.detail
 
 
 def test_another_wrong_length_is_reported_as_such() -> None:
-    result = dimensions.check_honoured([np.ones(2), np.ones(1)], 2, native=3)
+    result = dimensions.honoured([np.ones(2), np.ones(1)], 2, native=3)
     assert not result.passed
     assert "silently ignored" not in result.detail and result.index == 1
 
@@ -38,23 +38,23 @@ def test_renormalized_prefix_leaves_a_zero_prefix_at_zero() -> None:
 
 def test_renormalized_passes_the_right_answer() -> None:
     reduced = dimensions.renormalized_prefix(FULL, 2)
-    assert dimensions.check_renormalized(reduced, FULL, 2, 1e-6).passed
+    assert dimensions.renormalized(reduced, FULL, 2, 1e-6).passed
 
 
 def test_truncation_without_renormalization_fails() -> None:
-    result = dimensions.check_renormalized(FULL[:, :2], FULL, 2, 1e-6)
+    result = dimensions.renormalized(FULL[:, :2], FULL, 2, 1e-6)
     assert not result.passed and result.index == 0
 
 
 def test_the_wrong_entries_fail() -> None:
     last_two = dimensions.renormalized_prefix(FULL[:, 1:], 2)
-    assert not dimensions.check_renormalized(last_two, FULL, 2, 1e-6).passed
+    assert not dimensions.renormalized(last_two, FULL, 2, 1e-6).passed
 
 
 def test_a_model_that_does_not_normalize_keeps_the_plain_prefix() -> None:
     """--expect-normalized no (or a reference that is not normalized): no renormalizing."""
-    plain = dimensions.check_renormalized(FULL[:, :2], FULL, 2, 1e-6, normalized=False)
+    plain = dimensions.renormalized(FULL[:, :2], FULL, 2, 1e-6, normalized=False)
     assert plain.passed
     assert "prefix (the model does not normalize)" in plain.detail
     rescaled = dimensions.renormalized_prefix(FULL, 2)
-    assert not dimensions.check_renormalized(rescaled, FULL, 2, 1e-6, normalized=False).passed
+    assert not dimensions.renormalized(rescaled, FULL, 2, 1e-6, normalized=False).passed

@@ -21,7 +21,7 @@ def body(error: Any) -> ErrorBody:
 
 def test_a_conforming_envelope_has_no_deviation() -> None:
     assert errors.envelope_deviations(body({"error": CONFORMING})) == []
-    assert errors.check_error_envelope(body({"error": CONFORMING}), "bad").passed
+    assert errors.envelope(body({"error": CONFORMING}), "bad").passed
 
 
 def test_a_body_that_is_not_json() -> None:
@@ -47,7 +47,7 @@ def test_null_param_and_code_are_allowed_but_message_and_type_must_be_strings() 
 
 
 def test_check_error_envelope_lists_the_deviations_as_measured() -> None:
-    result = errors.check_error_envelope(body({"error": {"message": "bad"}}), "empty input")
+    result = errors.envelope(body({"error": {"message": "bad"}}), "empty input")
     assert not result.passed
     assert result.measured == "error.type missing; error.param missing; error.code missing"
     assert result.detail == "empty input"
@@ -55,6 +55,6 @@ def test_check_error_envelope_lists_the_deviations_as_measured() -> None:
 
 def test_unknown_model_needs_404_and_model_not_found() -> None:
     found = body({"error": {**CONFORMING, "code": "model_not_found"}})
-    assert errors.check_unknown_model(404, found).passed
-    assert not errors.check_unknown_model(400, found).passed
-    assert not errors.check_unknown_model(404, body({"error": CONFORMING})).passed
+    assert errors.unknown_model(404, found, "model x").passed
+    assert not errors.unknown_model(400, found, "model x").passed
+    assert not errors.unknown_model(404, body({"error": CONFORMING}), "model x").passed

@@ -21,12 +21,12 @@ IDS = [f"t{i}" for i in range(10)]
 
 
 def test_distinct_texts_pass_on_unrelated_vectors() -> None:
-    result = semantics.check_distinct_texts(random_unit(10), IDS)
+    result = semantics.distinct_texts(random_unit(10), IDS)
     assert result.passed and result.margin is not None and result.margin > 0.3
 
 
 def test_one_vector_for_every_input_fails_distinct_texts() -> None:
-    result = semantics.check_distinct_texts(np.tile(random_unit(1), (10, 1)), IDS)
+    result = semantics.distinct_texts(np.tile(random_unit(1), (10, 1)), IDS)
     assert not result.passed and result.measured >= semantics.SAME_VECTOR
     assert "t0 ~ t1" in result.detail
 
@@ -34,19 +34,19 @@ def test_one_vector_for_every_input_fails_distinct_texts() -> None:
 def test_two_equal_rows_among_many_are_named() -> None:
     vectors = random_unit(10)
     vectors[7] = vectors[3]
-    result = semantics.check_distinct_texts(vectors, IDS)
+    result = semantics.distinct_texts(vectors, IDS)
     assert not result.passed and "t3 ~ t7" in result.detail and result.index == 3
 
 
 def test_a_paragraph_unlike_its_first_words_passes() -> None:
-    result = semantics.check_not_like_its_prefix(random_unit(4), random_unit(4), IDS[:4])
+    result = semantics.not_a_prefix(random_unit(4), random_unit(4), IDS[:4])
     assert result.passed
 
 
 def test_a_paragraph_cut_to_its_first_words_fails_and_is_named() -> None:
     full, prefixes = random_unit(4), random_unit(4)
     prefixes[2] = full[2]
-    result = semantics.check_not_like_its_prefix(full, prefixes, IDS[:4])
+    result = semantics.not_a_prefix(full, prefixes, IDS[:4])
     assert not result.passed and result.index == 2 and "t2" in result.detail
 
 
@@ -61,14 +61,14 @@ def triplets(count: int, swapped: int = 0) -> tuple[np.ndarray, np.ndarray, np.n
 
 
 def test_paraphrases_closer_pass_with_the_rate_measured() -> None:
-    result = semantics.check_paraphrase_closer(*triplets(10), IDS)
+    result = semantics.paraphrase_closer(*triplets(10), IDS)
     assert result.passed and result.measured == 1.0
     assert result.limit == ">= 0.9"
 
 
 def test_one_miss_in_ten_still_passes_two_fail() -> None:
-    assert semantics.check_paraphrase_closer(*triplets(10, swapped=1), IDS).passed
-    result = semantics.check_paraphrase_closer(*triplets(10, swapped=2), IDS)
+    assert semantics.paraphrase_closer(*triplets(10, swapped=1), IDS).passed
+    result = semantics.paraphrase_closer(*triplets(10, swapped=2), IDS)
     assert not result.passed and result.measured == 0.8
     assert result.detail.startswith("8 of 10 triplets")
     assert result.index in (0, 1)  # the worst triplets are the swapped ones
@@ -76,5 +76,5 @@ def test_one_miss_in_ten_still_passes_two_fail() -> None:
 
 def test_one_vector_for_every_input_fails_the_triplets() -> None:
     same = np.tile(random_unit(1), (10, 1))
-    result = semantics.check_paraphrase_closer(same, same, same, IDS)
+    result = semantics.paraphrase_closer(same, same, same, IDS)
     assert not result.passed and result.measured == 0.0

@@ -6,7 +6,7 @@ from conformance.checks import usage
 
 
 def test_batch_additive_passes_when_batch_equals_the_sum_of_singles() -> None:
-    result = usage.check_batch_additive(13, [4, 6, 3])
+    result = usage.batch_additive(13, [4, 6, 3])
     assert result.passed
     assert result.measured == "13"
     assert result.limit == "== 13"
@@ -15,7 +15,7 @@ def test_batch_additive_passes_when_batch_equals_the_sum_of_singles() -> None:
 
 
 def test_batch_additive_fails_when_only_the_first_input_is_counted() -> None:
-    result = usage.check_batch_additive(4, [4, 6, 3])
+    result = usage.batch_additive(4, [4, 6, 3])
     assert not result.passed
     assert result.measured == "4"
     assert result.limit == "== 13"
@@ -24,13 +24,13 @@ def test_batch_additive_fails_when_only_the_first_input_is_counted() -> None:
 
 
 def test_batch_additive_fails_on_the_padded_batch_size() -> None:
-    result = usage.check_batch_additive(3 * 6, [4, 6, 3])  # count x longest
+    result = usage.batch_additive(3 * 6, [4, 6, 3])  # count x longest
     assert not result.passed
     assert result.measured == "18"
 
 
 def test_monotonic_passes_on_non_decreasing_counts() -> None:
-    result = usage.check_monotonic([2, 8, 8, 24, 120])
+    result = usage.monotonic_length([2, 8, 8, 24, 120])
     assert result.passed
     assert result.measured == 0
     assert result.margin == 0.0
@@ -38,7 +38,7 @@ def test_monotonic_passes_on_non_decreasing_counts() -> None:
 
 
 def test_monotonic_fails_where_a_longer_text_has_fewer_tokens() -> None:
-    result = usage.check_monotonic([2, 8, 5, 24, 20])
+    result = usage.monotonic_length([2, 8, 5, 24, 20])
     assert not result.passed
     assert result.measured == 2
     assert result.margin == -2.0
@@ -47,11 +47,11 @@ def test_monotonic_fails_where_a_longer_text_has_fewer_tokens() -> None:
 
 
 def test_monotonic_passes_on_a_single_count() -> None:
-    assert usage.check_monotonic([7]).passed
+    assert usage.monotonic_length([7]).passed
 
 
 def test_monotonic_fails_a_count_that_never_changes_with_length() -> None:
-    result = usage.check_monotonic([1, 1, 1, 1, 1])  # one per request, whatever the text
+    result = usage.monotonic_length([1, 1, 1, 1, 1])  # one per request, whatever the text
     assert not result.passed
     assert "prompt_tokens is 1 for each of 5 ever-longer" in result.detail
 
@@ -62,13 +62,13 @@ TOKENS = [3, 8, 6]  # with [CLS] and [SEP]
 
 
 def test_counts_tokens_passes_with_or_without_special_tokens() -> None:
-    assert usage.check_counts_tokens([3, 8, 6], TOKENS, 2, TEXTS, IDS).passed
-    assert usage.check_counts_tokens([1, 6, 4], TOKENS, 2, TEXTS, IDS).passed
-    assert usage.check_counts_tokens([3, 6, 6], TOKENS, 2, TEXTS, IDS).passed  # per input
+    assert usage.counts_tokens([3, 8, 6], TOKENS, 2, TEXTS, IDS).passed
+    assert usage.counts_tokens([1, 6, 4], TOKENS, 2, TEXTS, IDS).passed
+    assert usage.counts_tokens([3, 6, 6], TOKENS, 2, TEXTS, IDS).passed  # per input
 
 
 def test_counts_tokens_fails_characters_with_the_numbers_side_by_side() -> None:
-    result = usage.check_counts_tokens([len(t) for t in TEXTS], TOKENS, 2, TEXTS, IDS)
+    result = usage.counts_tokens([len(t) for t in TEXTS], TOKENS, 2, TEXTS, IDS)
     assert not result.passed
     assert result.measured == 3
     assert (
@@ -78,7 +78,7 @@ def test_counts_tokens_fails_characters_with_the_numbers_side_by_side() -> None:
 
 
 def test_counts_tokens_fails_words() -> None:
-    result = usage.check_counts_tokens([1, 3, 1], TOKENS, 2, TEXTS, IDS)
+    result = usage.counts_tokens([1, 3, 1], TOKENS, 2, TEXTS, IDS)
     assert not result.passed  # "hello" is one word and one token: only b and c offend
     assert result.measured == 2
     assert result.index == 1

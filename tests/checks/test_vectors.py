@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from conformance.checks import vectors
+from conformance.checks import dimension, vectors
 from conformance.wire import Vector
 from tests.checks.builders import response
 
@@ -66,7 +66,7 @@ def test_consistent_dimension_blames_a_missing_first_vector() -> None:
 
 
 def test_fixed_across_lengths_passes_on_equal_dimensions() -> None:
-    result = vectors.check_fixed_across_lengths(UNIT, np.ones(3) / math.sqrt(3))
+    result = dimension.fixed_across_lengths(UNIT, np.ones(3) / math.sqrt(3))
     assert result.passed
     assert result.measured == "3"
     assert result.limit == "== 3"
@@ -78,7 +78,7 @@ def test_fixed_across_lengths_fails_when_the_long_input_grows_per_token() -> Non
     row = [0.6, 0.8, 0.0]
     short = response([row]).first_vector
     long = response([row] * 200).first_vector
-    result = vectors.check_fixed_across_lengths(short, long)
+    result = dimension.fixed_across_lengths(short, long)
     assert not result.passed
     assert result.measured == "600"
     assert result.limit == "== 3"
@@ -86,7 +86,7 @@ def test_fixed_across_lengths_fails_when_the_long_input_grows_per_token() -> Non
 
 
 def test_fixed_across_lengths_fails_when_the_long_vector_is_missing() -> None:
-    result = vectors.check_fixed_across_lengths(UNIT, None)
+    result = dimension.fixed_across_lengths(UNIT, None)
     assert not result.passed
     assert result.measured == "no vector"
 
@@ -95,7 +95,7 @@ def test_fixed_across_lengths_fails_when_no_vector_came_back() -> None:
     short = response({"values": [0.6, 0.8]}).first_vector
     long = response({"values": [0.6, 0.8]}).first_vector
     assert short is None and long is None
-    assert not vectors.check_fixed_across_lengths(short, long).passed
+    assert not dimension.fixed_across_lengths(short, long).passed
 
 
 # dimension.expected

@@ -14,10 +14,11 @@ from typing import Any, cast
 import numpy as np
 import torch
 
-from conformance.references.sources import model_card
 from conformance.server.engines import EngineOutput, resolve_model
+from conformance.server.model_folder import ModelLayout, read_layout
 
 CHUNK_ROWS = 32  # inputs per forward pass: bounds its peak memory
+POOLINGS = ("mean", "cls", "lasttoken")  # the modes _pool implements
 
 
 class SentenceTransformersEngine:
@@ -29,12 +30,12 @@ class SentenceTransformersEngine:
         with contextlib.redirect_stdout(sys.stderr):  # keep stdout for the worker protocol
             self._model = SentenceTransformer(path, device="cpu")
         linear_layers_on_onednn(self._model[0])
-        card = model_card(path)
-        self.pooling = str(card.get("pooling", "mean"))
-        self.normalized = bool(card.get("normalized", False))
-        # What runs after pooling (a Dense projection): modules other than the encoder, the
-        # pooling and the normalization, which this engine does itself so faults can change it.
-        self._head = [m for m in list(self._model)[2:] if type(m).__name__ != "Normalize"]
+        layout = _layout_of_loaded(path, self._model)
+        self.pooling = str(layout.pooling)  # one of POOLINGS, checked on loading
+        self.normalized = layout.normalized
+        # What runs on the pooled vector (a Dense projection); the pooling and the final
+        # normalization this engine does itself, so that faults can change them.
+        self._head = [self._model[position] for position in layout.head]
         loaded: Any = self._model  # sentence-transformers' annotations allow None here
         dimension = getattr(loaded, "get_embedding_dimension", None)
         self.dimension = int((dimension or loaded.get_sentence_embedding_dimension)())
@@ -154,6 +155,25 @@ class SentenceTransformersEngine:
         pool_mask = torch.ones_like(mask) if self.fault == "padding-unmasked" else mask
         weights = pool_mask.unsqueeze(-1).to(tokens.dtype)
         return (tokens * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1e-9)
+
+
+def _layout_of_loaded(path: str, model: Any) -> ModelLayout:
+    """The folder's layout, once sentence-transformers is seen to have loaded those very
+    modules (the head is taken from the loaded pipeline by the positions read here) and its
+    pooling is one this engine computes."""
+    layout = read_layout(path)
+    loaded = tuple(type(module).__name__ for module in model)
+    if loaded != layout.kinds:
+        raise ValueError(
+            f"{path}: modules.json declares {', '.join(layout.kinds)} but sentence-transformers "
+            f"loaded {', '.join(loaded)}"
+        )
+    if layout.pooling not in POOLINGS:
+        raise ValueError(
+            f"{path}: pooling {layout.pooling or 'absent'}; this engine pools with "
+            f"{', '.join(POOLINGS)}"
+        )
+    return layout
 
 
 def linear_layers_on_onednn(module: torch.nn.Module) -> None:

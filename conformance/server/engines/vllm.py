@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from conformance.references.sources import model_card
 from conformance.server.engines import ENGINE_FAULTS, EngineOutput, resolve_model
+from conformance.server.model_folder import read_layout
 
 # Each fault is one setting of vLLM's own PoolerConfig (checked against vLLM 0.32's source).
 # "use_activation" is what 0.32 calls normalization for embeddings ("normalize" was removed).
@@ -80,12 +80,13 @@ class VllmEngine:
     def __init__(self, model: str | None, fault: str | None, *, enforce_eager: bool = True) -> None:
         settings = pooler_settings(fault)  # before the slow start: a bad fault fails at once
         self.model_name, path = resolve_model(model)
+        # Unit-length output, so the worker renormalizes after cutting to 'dimensions'.
+        self.normalized = read_layout(path).normalized  # before the slow start, as above
         self.fault = fault
         self._task: str = settings["task"]
         self._llm = _start_llm(path, settings, enforce_eager)
         config = self._llm.model_config
         self.dimension = int(config.embedding_size)  # follows a Dense projection if any
-        self.normalized = bool(model_card(path).get("normalized", False))
         self.max_tokens = int(config.max_model_len)  # sentence-transformers' max_seq_length
         self.vocab_size = int(config.get_vocab_size())
         self._lower_case = bool((config.encoder_config or {}).get("do_lower_case", False))

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from conformance.checks import status
-from conformance.checks.fuzzing import (
+from conformance.checks.fuzz import (
     check_answer_to,
-    check_generated,
     check_labelled_answer,
     has_valid_vectors,
     input_count,
+    robust,
 )
 from tests.checks.builders import response
 
@@ -39,13 +39,13 @@ def test_a_5xx_fails_every_label(label: str) -> None:
 
 
 def test_generated_passes_without_violations_and_counts_the_examples() -> None:
-    result = check_generated(100, [])
+    result = robust(100, [])
     assert result.passed and result.measured == 100
 
 
 def test_generated_reports_the_last_violation_the_minimal_example() -> None:
     first, minimal = status.no_answer("an answer", "first"), status.no_answer("an answer", "min")
-    assert check_generated(100, [first, minimal]) is minimal
+    assert robust(100, [first, minimal]) is minimal
 
 
 def test_input_count_is_one_per_list_element_else_one() -> None:
