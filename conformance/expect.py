@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import replace
 from typing import Any, NoReturn
 
 import numpy as np
@@ -21,9 +21,10 @@ from conformance.checks import CheckResult
 from conformance.checks.status import check_embedded, is_refusal, not_a_refusal
 from conformance.checks.status import unmeasurable as check_unmeasurable
 from conformance.client import Exchange
-from conformance.reporting.capabilities import claims
-from conformance.reporting.tally import CHECK_KEY, NOTE_KEY, SERIES_KEY, UNSUPPORTED_PREFIX
 from conformance.requirements import BY_ID
+from conformance.verdicts.capabilities import claims
+from conformance.verdicts.record import CheckRecord
+from conformance.verdicts.tally import CHECK_KEY, NOTE_KEY, SERIES_KEY, UNSUPPORTED_PREFIX
 from conformance.wire import EmbeddingBatch, Matrix
 
 
@@ -67,11 +68,10 @@ class Expect:
         requirement_id = self.requirement_id
         known = cases is not None and result.index is not None and result.index < len(cases)
         case = cases[result.index] if known else None  # type: ignore[index]
-        record = {"requirement": requirement_id, **asdict(result), "case": case}
+        record = CheckRecord.of(requirement_id, result, case)
         if not result.passed and exchange is not None:  # the transcript, for the reports
-            record["response"] = exchange.describe()[:300]
-            record["reproducer"] = exchange.curl()
-        self.item.user_properties.append((CHECK_KEY, record))
+            record = replace(record, response=exchange.describe()[:300], reproducer=exchange.curl())
+        self.item.user_properties.append((CHECK_KEY, record.to_json()))  # plain data for xdist
         if result.passed:
             return
         message = failure_message(requirement_id, result, exchange, cases)

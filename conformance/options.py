@@ -84,13 +84,13 @@ def selects(pattern: str, requirement_id: str) -> bool:
 
 
 def _known_failures(text: str) -> dict[str, Any]:
-    from conformance.reporting.known_failures import load_known_failures, to_json
+    from conformance.verdicts.known_failures import load_known_failures, to_json
 
     return {"path": text, "entries": to_json(load_known_failures(text))}
 
 
 def _capabilities(text: str) -> dict[str, Any]:
-    from conformance.reporting.capabilities import load_capabilities
+    from conformance.verdicts.capabilities import load_capabilities
 
     return {"path": text, "declared": load_capabilities(text)}
 

@@ -7,7 +7,6 @@ reference it chose); each worker receives them once, as plain data, and repeats 
 
 from __future__ import annotations
 
-import datetime
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -16,58 +15,34 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from conformance import __version__
 from conformance.builtin import builtin_transport, start_builtin
-from conformance.checks.baseline import status_regressions
 from conformance.client import EmbeddingsClient, parse_endpoint
 from conformance.options import given_options, selects
 from conformance.preflight import PreflightError, check_embeddings_route, open_client
-from conformance.references import (
-    GoldenError,
-    ReferenceSpec,
-    bundled_golden,
-    load_golden,
-    parse_reference,
-)
+from conformance.references import GoldenError, ReferenceSpec
 from conformance.references.baseline import Baseline, load_baseline
-from conformance.references.identify import identify_by_vectors
+from conformance.references.identify import choose_reference
 from conformance.reporting import integrity
-from conformance.reporting.capabilities import judge_capabilities
-from conformance.reporting.certification import certification, certify_refusals
-from conformance.reporting.document import build_document, redact_options
-from conformance.reporting.fingerprint import server_fingerprint
-from conformance.reporting.known_failures import (
-    KnownFailure,
-    apply_known_failures,
-    covering,
-    from_json,
-)
-from conformance.reporting.summary import (
-    final_line,
-    note_lines,
-    requirement_lines,
-    warning_lines,
-)
-from conformance.reporting.tally import CHECK_KEY, REQUIREMENTS_KEY, Tally
-from conformance.reporting.writer import write_reports, write_results
+from conformance.reporting.terminal import SummaryLine, summary_lines
+from conformance.reporting.writer import write_run
 from conformance.requirements import BY_ID, CATALOGUE, GATE_PREFIX, Requirement, in_profile
+from conformance.run_report import header_lines, results_document, run_section
 from conformance.session_keys import SETTINGS_KEY
 from conformance.settings import Settings, resolve_settings
+from conformance.verdicts.certification import (
+    Certification,
+    certification,
+    refuse_uncertifiable,
+)
+from conformance.verdicts.judge import fails_for_rules, judge_run
+from conformance.verdicts.known_failures import KnownFailure, covering, from_json
+from conformance.verdicts.outcomes import KNOWN_FAILURE, add_report, failures_of
+from conformance.verdicts.tally import REQUIREMENTS_KEY, Tally
 
 if TYPE_CHECKING:  # started by conformance.builtin only for --endpoint builtin
     from conformance.server.process import ServerProcess
 
 COLLECT_ONLY_URL = "http://builtin.invalid"  # collecting needs no server
-KNOWN_FAILURE = "known failure: "  # the xfail reason of a test a --known-failures entry covers
-
-NOT_COMPARED = "vectors not compared with any reference"
-UNREFERENCED_RISKS = (
-    "--reference none: the reference.* requirements were not run, so well-formed but wrong",
-    "vectors (wrong pooling, a dropped layer, silent truncation, another model) pass unnoticed.",
-)
-
-# A line of the terminal summary: (separator character or "" for a plain line, text, markup)
-SummaryLine = tuple[str, str, dict[str, bool]]
 
 
 @dataclass
@@ -83,6 +58,7 @@ class ConformanceSession:
     started: float = field(default_factory=time.time)
     sign_key: Any = None  # the Ed25519 private key of --sign-key, loaded at the start
     document: dict[str, Any] | None = None  # the results document, once written
+    certification: Certification | None = None  # with the document, given --certify
     reports: list[Path] = field(default_factory=list)  # the files written
     deselected: int = 0  # tests deselected by any means
     out_of_play: int = 0  # of which: tests of requirements not in play in this run
@@ -109,12 +85,7 @@ class ConformanceSession:
         transport = builtin_transport(endpoint)
         settings = resolve_settings(given, endpoint if transport is None else COLLECT_ONLY_URL)
         if settings.certify:
-            refused = certify_refusals(settings, config)
-            if refused:
-                raise pytest.UsageError(
-                    "embedding-conformance --certify runs every requirement against a "
-                    f"reference, so it refuses: {'; '.join(refused)}"
-                )
+            refuse_uncertifiable(settings, config)
         if transport is None or config.option.collectonly:
             return cls(settings)
         server = start_builtin(transport)
@@ -159,7 +130,7 @@ class ConformanceSession:
         except PreflightError as exc:
             raise pytest.UsageError(f"embedding-conformance preflight failed: {exc}") from None
         try:
-            self.reference = self._reference_for(client)
+            self.reference = choose_reference(s.reference, client, s.tolerances.cosine_atol)
             self.baseline = load_baseline(s.baseline) if s.baseline else None
             if s.sign_key and not self.on_worker:
                 self.sign_key = integrity.load_private_key(Path(s.sign_key))
@@ -167,46 +138,16 @@ class ConformanceSession:
             raise pytest.UsageError(f"embedding-conformance: {exc}") from None
         self.client = client
 
-    def _reference_for(self, client: EmbeddingsClient) -> ReferenceSpec | None:
-        """--reference when given; else the bundled golden named like the served model; else
-        the bundled golden its vectors match. None only for --reference none."""
-        named = self.settings.reference
-        if named is not None or bundled_golden(client.model) is not None:
-            return parse_reference(named, client.model)
-        return identify_by_vectors(client, self.settings.tolerances.cosine_atol)
-
     @property
     def unreferenced(self) -> bool:
         """Started with --reference none: the vectors are compared with nothing."""
         return self.client is not None and self.reference is None
 
     def header_lines(self) -> list[str]:
-        s, t = self.settings, self.settings.tolerances
-        model = repr(self.model) if self.model else "(first from /v1/models)"
-        lines = [
-            f"embedding-conformance {__version__}: {s.endpoint.embeddings_url}, model {model}",
-            f"  profile {s.profile}, tier {s.precision}: --vector-atol {t.vector_atol:g} "
-            f"--norm-atol {t.norm_atol:g} --base64-atol {t.base64_atol:g} "
-            f"--reference-atol {t.reference_atol:g} --cosine-atol {t.cosine_atol:g}",
-        ]
-        if self.reference is not None:
-            lines.append(f"  reference: {self.reference}")
-        elif self.unreferenced:
-            lines.append(f"  reference: none: {NOT_COMPARED.upper()} (--reference none)")
-        if self.baseline is not None:
-            lines.append(f"  baseline: {self.baseline}")
-        if s.known_failures:
-            lines.append(
-                f"  known failures: {len(self.known_failures)} in {s.known_failures['path']}"
-            )
-        if s.capabilities:
-            lines.append(f"  capabilities: {s.capabilities['path']}")
-        outputs = [f"{s.report_dir}/ (results.json, junit.xml, report.html, summary.md, badge.svg)"]
-        outputs = (outputs if s.report_dir else []) + ([s.results_json] if s.results_json else [])
-        lines.append(f"  reports: {', '.join(outputs) or 'none (--report-dir DIR writes them)'}")
-        if s.certify:
-            lines.append("  CERTIFICATION RUN: every requirement, the full profile, a reference")
-        return lines
+        known = len(self.known_failures)
+        return header_lines(
+            self.settings, self.model, self.reference, self.unreferenced, self.baseline, known
+        )
 
     # collection and verdicts ----------------------------------------------------------------
 
@@ -228,39 +169,14 @@ class ConformanceSession:
         return selected, deselected
 
     def record(self, report: pytest.TestReport) -> None:
-        """One verdict per test: from the call phase, or from setup when it never got there.
-        The requests a test sent are on its teardown report."""
-        if report.when == "teardown":
-            self.tally.add_timings(report.nodeid, report.user_properties)
-        if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
-            outcome, reason = report.outcome, ""
-            known = str(getattr(report, "wasxfail", "")).startswith(KNOWN_FAILURE)
-            if known:  # judged as failed; the known-failures file decides its status at the end
-                outcome = "failed"
-            elif report.skipped and isinstance(report.longrepr, tuple):
-                reason = report.longrepr[2].removeprefix("Skipped: ")
-            error = report.longreprtext.strip().splitlines()[-1] if outcome == "failed" else ""
-            self.tally.add(
-                report.nodeid,
-                report.user_properties,
-                outcome,
-                reason,
-                error[:200],
-                report.duration,
-            )
+        add_report(self.tally, report)
 
     def mark_known_failure(self, item: pytest.Item, report: pytest.TestReport) -> None:
         """A failed test whose every failure a --known-failures entry lists becomes an xfail:
         it does not fail the run (its requirement is reported XFAIL)."""
         if not self.known_failures or report.when != "call" or not report.failed:
             return
-        properties: list[tuple[str, Any]] = list(item.user_properties)
-        checks = [v for k, v in properties if k == CHECK_KEY and not v["passed"]]
-        if checks:
-            failures = [(c["requirement"], c.get("case")) for c in checks]
-        else:  # failed outside any check: every requirement of the test failed
-            ids: list[str] = next((v for k, v in properties if k == REQUIREMENTS_KEY), [])
-            failures = [(requirement, None) for requirement in ids]
+        failures = failures_of(item.user_properties)
         entry = covering(self.known_failures, failures) if failures else None
         if entry is not None:
             report.outcome = "skipped"
@@ -269,140 +185,50 @@ class ConformanceSession:
     # the end --------------------------------------------------------------------------------
 
     def finish(self, config: pytest.Config) -> bool:
-        """Judge the run against the baseline and write the results file (controller only).
-        True when the run must fail for a regression that failed no test."""
+        """Judge the run (baseline, known failures, capabilities) and write the results file
+        (controller only). True when the run must fail for a regression that failed no test."""
         if self.on_worker:
             return False
-        if self.baseline is not None:
-            now = {r.id: "NOT RUN" for r in CATALOGUE if not r.id.startswith(GATE_PREFIX)}
-            now.update((r, v.status) for r, v in self.tally.verdicts.items())
-            self.regressions = status_regressions(self.baseline.statuses, now)
-        apply_known_failures(self.tally, self.known_failures)
         capabilities = self.settings.capabilities
-        judge_capabilities(self.tally, capabilities["declared"] if capabilities else None)
-        s = self.settings
-        if s.results_json is not None or s.report_dir is not None:
+        self.regressions = judge_run(
+            self.tally,
+            self.baseline.statuses if self.baseline is not None else None,
+            self.known_failures,
+            capabilities["declared"] if capabilities else None,
+        )
+        results_json, report_dir = self.settings.results_json, self.settings.report_dir
+        if results_json is not None or report_dir is not None:
             self.document = self.results_document(config)
-            if s.results_json is not None:
-                write_results(self.document, Path(s.results_json))
-            if s.report_dir is not None:
-                self.reports = write_reports(self.document, Path(s.report_dir))
-        stale = any(v.status == "STALE" for v in self.tally.verdicts.values())
-        return bool(self.regressions) or stale  # also a PASS that became UNSUPPORTED
+            self.reports = write_run(self.document, results_json, report_dir)
+        return fails_for_rules(self.tally, self.regressions)
 
     def results_document(self, config: pytest.Config) -> dict[str, Any]:
-        """The run as data (the layout of conformance/reporting/results.schema.json), sealed
-        with its digest and, given --sign-key, signed."""
-        s, finished = self.settings, time.time()
-        options = redact_options(
-            {k: v for k, v in s.to_json().items() if k not in ("endpoint", "tolerances")}
-        )
-        run = {
-            "started": _iso(self.started),
-            "finished": _iso(finished),
-            "duration_s": round(finished - self.started, 3),
-            "profile": s.profile,
-            "precision": s.precision,
-            "tolerances": s.tolerances.__dict__.copy(),
-            "selection": {
-                "requirements": list(s.requirements) if s.requirements else None,
-                "keyword": config.option.keyword or None,
-                "markers": config.option.markexpr or None,
-                "deselected": self.deselected - self.out_of_play,  # the user's selection
-            },
-            "certify": s.certify,
-            "known_failures": s.known_failures["path"] if s.known_failures else None,
-            "capabilities": s.capabilities,
-        }
-        document = build_document(
+        """The run as data (conformance/reporting/results.schema.json), sealed and signed."""
+        if self.settings.certify:
+            referenced = self.reference is not None
+            self.certification = certification(self.tally, self.regressions, referenced)
+        selected = self.deselected - self.out_of_play  # deselected by the user's selection
+        return results_document(
             self.tally,
-            run=run,
-            endpoint={"url": s.endpoint.embeddings_url, "model": self.model, "options": options},
-            server=server_fingerprint(self.client)  # asked only when a report is written
-            if self.client is not None
-            else {"models": [], "server_header": None, "version": None},
-            reference=self.reference_identity(),
-            extra_failure=bool(self.regressions),
+            self.settings,
+            run_section(self.settings, config, self.started, selected),
+            model=self.model,
+            client=self.client,
+            reference=self.reference,
+            regressions=self.regressions,
+            baseline=None if self.baseline is None else self.baseline.path,
+            certification=self.certification,
+            sign_key=self.sign_key,
         )
-        if self.baseline is not None:
-            document["baseline"] = {
-                "path": str(self.baseline.path),
-                "regressions": self.regressions,
-            }
-        if s.certify:
-            document["certification"] = certification(document)
-        return integrity.seal(document, self.sign_key)
-
-    def reference_identity(self) -> dict[str, Any]:
-        """What the vectors were compared with, precisely enough to get the same again."""
-        reference = self.reference
-        if reference is None:
-            return {
-                "kind": "none",
-                "spec": "none",
-                "name": None,
-                "sha256": None,
-                "source": None,
-                "description": NOT_COMPARED,
-            }
-        golden = reference.golden
-        if golden is None and reference.kind == "golden":
-            golden = load_golden(Path(reference.location))
-        files = golden.manifest.get("files", {}) if golden is not None else {}
-        return {
-            "kind": reference.kind,
-            "spec": reference.spec,
-            "name": golden.model if golden is not None else Path(reference.location).name,
-            "sha256": files.get("vectors.npy", {}).get("sha256"),
-            "source": golden.source if golden is not None else reference.location,
-            "description": reference.label,
-        }
 
     def summary(self) -> Iterator[SummaryLine]:
         """The terminal summary, in order."""
-        yield "=", "embedding conformance", {}
-        for line in requirement_lines(self.tally):
-            yield "", line, {"red": line.startswith("FAIL"), "green": line.startswith("PASS")}
-        yield from _section("notes", note_lines(self.tally), {})
-        warnings = warning_lines(self.tally)
-        yield from _section("SHOULD requirements not met (warnings)", warnings, {"yellow": True})
-        if self.baseline is not None:
-            yield "-", f"against the baseline {self.baseline.path}", {}
-            lines = [f"REGRESSION {line}" for line in self.regressions] or [
-                "no requirement does worse than in the baseline's run"
-            ]
-            for line in lines:
-                yield "", line, {"red": bool(self.regressions)}
-            if not self.baseline.statuses:
-                yield "", "(the baseline holds no results.json: statuses not compared)", {}
-        if self.reports:
-            yield "-", "reports", {}
-            for path in self.reports:
-                yield "", str(path), {}
-        if self.document is not None and "certification" in self.document:
-            verdict = self.document["certification"]
-            word = "CERTIFIED" if verdict["certified"] else "NOT CERTIFIED"
-            yield (
-                "",
-                f"{word}: " + ("; ".join(verdict["reasons"]) or "every MUST passed"),
-                {"bold": True, "green": verdict["certified"], "red": not verdict["certified"]},
-            )
-        final = final_line(self.tally)
-        if self.unreferenced:
-            yield "-", NOT_COMPARED, {}
-            for line in UNREFERENCED_RISKS:
-                yield "", line, {"red": True}
-            final += f"; {NOT_COMPARED}"
-        yield "", final, {"bold": True}
-
-
-def _iso(seconds: float) -> str:
-    moment = datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc)
-    return moment.isoformat(timespec="seconds")
-
-
-def _section(title: str, lines: list[str], markup: dict[str, bool]) -> Iterator[SummaryLine]:
-    if lines:
-        yield "-", title, {}
-        for line in lines:
-            yield "", line, markup
+        baseline = self.baseline
+        return summary_lines(
+            self.tally,
+            baseline=None if baseline is None else (baseline.path, bool(baseline.statuses)),
+            regressions=self.regressions,
+            reports=self.reports,
+            certification=self.certification,
+            unreferenced=self.unreferenced,
+        )

@@ -15,18 +15,6 @@ def _none_changed(changes: list[str], total: int, what: str) -> CheckResult:
     return CheckResult(not changes, len(changes), "== 0", float(-len(changes)), detail)
 
 
-# A requirement that passed (or was supported) before and does worse now is a regression:
-# also one that is no longer checked (skipped, or not run: deselected or out of the profile),
-# or a bug could hide behind the change of selection.
-WORSE = {
-    ("PASS", "FAIL"),
-    ("PASS", "UNSUPPORTED"),
-    ("PASS", "SKIPPED"),
-    ("PASS", "NOT RUN"),
-    ("UNSUPPORTED", "FAIL"),
-}
-
-
 def same_acceptance(
     accepted_before: Collection[str],
     rejected_before: Collection[str],
@@ -85,14 +73,3 @@ def errors(before: Mapping[str, Any], now: Mapping[str, Any]) -> CheckResult:
         elif old.get("envelope") and not new.get("envelope"):
             changed.append(f"{bad_id}: the error envelope no longer conforms")
     return _none_changed(changed, len(before), "bad requests answered differently")
-
-
-def status_regressions(before: Mapping[str, str], now: Mapping[str, str]) -> list[str]:
-    """Requirements that did worse in this run than in the baseline's run, one line each.
-    ``now`` holds every requirement this suite knows ("NOT RUN" for those out of the run); one
-    the baseline's suite had and this one does not is no regression."""
-    return [
-        f"{requirement}: {status} before, {now[requirement]} now"
-        for requirement, status in before.items()
-        if requirement in now and (status, now[requirement]) in WORSE
-    ]

@@ -18,9 +18,11 @@ from conformance.client import EmbeddingsClient, EndpointError
 from conformance.references import (
     DEFAULT_SOURCE,
     ReferenceSpec,
+    bundled_golden,
     bundled_models,
     golden_root,
     load_golden,
+    parse_reference,
     reference_cases,
 )
 from conformance.references.recording import Recording
@@ -115,3 +117,14 @@ def identify_by_vectors(client: EmbeddingsClient, cosine_atol: float) -> Referen
         f"vectors match none. The closest is {best.name} ({how_far}): if the server serves "
         f"{best.recording.model}, its vectors are wrong. " + WAYS_OUT
     )
+
+
+def choose_reference(
+    named: str | None, client: EmbeddingsClient, cosine_atol: float
+) -> ReferenceSpec | None:
+    """The reference of a run: ``named`` (--reference) when given; else the bundled golden
+    named like the served model; else the bundled golden its vectors match. None only for
+    --reference none."""
+    if named is not None or bundled_golden(client.model) is not None:
+        return parse_reference(named, client.model)
+    return identify_by_vectors(client, cosine_atol)

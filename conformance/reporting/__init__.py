@@ -1,1 +1,2 @@
-"""Turning test reports into per-requirement verdicts, and verdicts into summaries."""
+"""Renderers and writers: a run's verdicts as results.json, the terminal summary, HTML,
+markdown, a badge, JUnit XML, and runs compared. The verdict rules live in ``verdicts``."""

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from typing import Any
 
-from conformance.reporting.junit import xml_safe
+from conformance.reporting.escape import xml_safe
+from conformance.reporting.results import Results
+from conformance.reporting.style import verdict_colour
+from conformance.verdicts.status import Status
 
-COLOURS = {"PASS": "#2e9f3e", "FAIL": "#d73a2f"}
 LABEL_COLOUR = "#555"
 FONT = "Verdana,Geneva,DejaVu Sans,sans-serif"
 HEIGHT = 20
@@ -34,20 +35,20 @@ def text_width(text: str) -> float:
     return round(width, 1)
 
 
-def ran_counts(document: dict[str, Any]) -> tuple[int, int]:
+def ran_counts(results: Results) -> tuple[int, int]:
     """(passed, ran): requirements that passed, out of those that ran (all but NOT RUN)."""
-    statuses = [r["status"] for r in document["requirements"]]
-    return statuses.count("PASS"), sum(status != "NOT RUN" for status in statuses)
+    statuses = [r.status for r in results.requirements]
+    return statuses.count(Status.PASS), sum(status is not Status.NOT_RUN for status in statuses)
 
 
-def badge_texts(document: dict[str, Any]) -> tuple[str, str]:
-    model = document["endpoint"].get("model")
+def badge_texts(results: Results) -> tuple[str, str]:
+    model = results.model
     if model and len(model) > MAX_MODEL:
         model = model[: MAX_MODEL - 1] + "…"
     label = f"embeddings {model}" if model else "embeddings"
-    passed, ran = ran_counts(document)
-    value = f"{document['verdict']} {passed}/{ran}"
-    if document.get("certification", {}).get("certified"):
+    passed, ran = ran_counts(results)
+    value = f"{results.verdict} {passed}/{ran}"
+    if results.certification is not None and results.certification.certified:
         value += " · CERTIFIED"
     return xml_safe(label), xml_safe(value)
 
@@ -68,14 +69,14 @@ def _text(parent: ET.Element, x: float, width: float, text: str) -> None:
         element.text = text
 
 
-def render_badge(document: dict[str, Any]) -> str:
+def render_badge(results: Results) -> str:
     """badge.svg: green for a passing run, red for a failing one."""
-    label, value = badge_texts(document)
+    label, value = badge_texts(results)
     label_width, value_width = text_width(label), text_width(value)
     left = label_width + 2 * PADDING
     right = value_width + 2 * PADDING
     total = left + right
-    colour = COLOURS.get(document["verdict"], COLOURS["FAIL"])
+    colour = verdict_colour(results.verdict)
     svg = ET.Element(
         "svg",
         xmlns="http://www.w3.org/2000/svg",

@@ -8,7 +8,6 @@ from a document is the server's or a user's: renderers neutralise it for their m
 
 from __future__ import annotations
 
-import html
 import json
 import math
 import re
@@ -19,17 +18,26 @@ from pathlib import Path
 from typing import Any, Literal
 
 from conformance.checks.result import format_value
+from conformance.reporting import style
+from conformance.reporting.escape import html_text, markdown_text, terminal_text
+from conformance.reporting.results import RequirementResult
+from conformance.verdicts.status import Status
 
 FORMAT = 1
 MISSING = "—"  # the run has no such requirement (another catalogue)
-DISPLAYED = {"SKIPPED": "N/A"}
 LABEL_WIDTH = 48  # a server header is the server's to choose: keep it from swamping the page
 
 # How well a server did on a requirement; N/A and NOT RUN judged nothing, so they have no rank.
 # XFAIL sits above FAIL: a known failure does not fail the run. STALE (a known failure that
 # passes now) ranks with PASS: the server passes, only the known-failures file is out of date.
-RANK = {"FAIL": 0, "XFAIL": 1, "UNSUPPORTED": 2, "PASS": 3, "STALE": 3}
-PASSING = frozenset({"PASS", "STALE"})
+RANK: dict[str, int] = {
+    Status.FAIL: 0,
+    Status.XFAIL: 1,
+    Status.UNSUPPORTED: 2,
+    Status.PASS: 3,
+    Status.STALE: 3,
+}
+PASSING = frozenset({Status.PASS, Status.STALE})
 
 Kind = Literal["regression", "improvement", "changed"]
 
@@ -41,8 +49,12 @@ class Run:
     label: str
     absent: str = ""  # why this column has no results (e.g. its server did not start)
 
-    def requirements(self) -> dict[str, dict[str, Any]]:
-        return {r["id"]: r for r in self.document["requirements"]}
+    def requirements(self) -> dict[str, RequirementResult]:
+        """Its requirements by id, typed (the document's own, whatever its suite version)."""
+        return {
+            entry.id: entry
+            for entry in map(RequirementResult.from_json, self.document["requirements"])
+        }
 
 
 @dataclass(frozen=True)
@@ -206,7 +218,7 @@ def requirement_order(runs: Sequence[Run]) -> list[str]:
 
 
 def displayed(status: str) -> str:
-    return DISPLAYED.get(status, status)
+    return style.word(status)
 
 
 def matrix(runs: Sequence[Run]) -> list[Row]:
@@ -215,8 +227,8 @@ def matrix(runs: Sequence[Run]) -> list[Row]:
     rows = []
     for requirement_id in requirement_order(runs):
         entries = [table.get(requirement_id) for table in tables]
-        level = next(e["level"] for e in entries if e is not None)
-        cells = tuple(MISSING if e is None else displayed(e["status"]) for e in entries)
+        level = next(e.level for e in entries if e is not None)
+        cells = tuple(MISSING if e is None else displayed(e.status) for e in entries)
         rows.append(Row(requirement_id, level, cells))
     return rows
 
@@ -229,7 +241,7 @@ def change_kind(before: str, after: str) -> Kind:
     if before in RANK and after in RANK:
         step = RANK[after] - RANK[before]
         return "regression" if step < 0 else "improvement" if step > 0 else "changed"
-    if after == "FAIL" or (before in PASSING and after == "SKIPPED"):
+    if after == Status.FAIL or (before in PASSING and after == Status.SKIPPED):
         return "regression"  # a new failure, or a pass that is no longer checked
     return "improvement" if after in PASSING else "changed"
 
@@ -256,18 +268,18 @@ def _number(value: object) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def measurement_move(a: Mapping[str, Any], b: Mapping[str, Any]) -> Move | None:
+def measurement_move(a: RequirementResult, b: RequirementResult) -> Move | None:
     """The move of one requirement's measurement from A to B, when it exceeds B's limit.
 
     Both limits must be "<= X": with another kind of limit on either side the two measurements
     need not be the same quantity."""
-    allowed = allowed_movement(b.get("limit"))
-    before, after = _number(a.get("measured")), _number(b.get("measured"))
-    if allowed is None or allowed_movement(a.get("limit")) is None:
+    allowed = allowed_movement(b.limit)
+    before, after = _number(a.measured), _number(b.measured)
+    if allowed is None or allowed_movement(a.limit) is None:
         return None
     if before is None or after is None or abs(after - before) <= allowed:
         return None
-    return Move(b["id"], b["level"], before, after, allowed)
+    return Move(b.id, b.level, before, after, allowed)
 
 
 def _setup_notes(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
@@ -300,13 +312,13 @@ def diff(a: Run, b: Run) -> Diff:
     changes = tuple(
         StatusChange(
             i,
-            in_b[i]["level"],
-            in_a[i]["status"],
-            in_b[i]["status"],
-            change_kind(in_a[i]["status"], in_b[i]["status"]),
+            in_b[i].level,
+            in_a[i].status,
+            in_b[i].status,
+            change_kind(in_a[i].status, in_b[i].status),
         )
         for i in common
-        if in_a[i]["status"] != in_b[i]["status"]
+        if in_a[i].status != in_b[i].status
     )
     moves = tuple(m for i in common if (m := measurement_move(in_a[i], in_b[i])) is not None)
     return Diff(
@@ -346,7 +358,21 @@ def _details(run: Run) -> str:
 
 
 def _status_word(level: str, status: str) -> str:
-    return f"{status} (warning)" if status == "FAIL" and level == "SHOULD" else status
+    return f"{status} (warning)" if style.is_warning(status, level) else status
+
+
+def _move_cells(m: Move) -> tuple[str, str, str, str]:
+    """Before, after, how far it moved, how far it may: as every renderer shows a move."""
+    return (
+        format_value(m.before),
+        format_value(m.after),
+        f"{abs(m.after - m.before):.3g}",
+        f"{m.allowed:g}",
+    )
+
+
+def _move_word(m: Move) -> str:
+    return "worse" if m.worse else "better"
 
 
 NOTE = "N/A: not applicable; —: not in that run; FAIL of a SHOULD: a warning"
@@ -363,13 +389,6 @@ def _summary(d: Diff) -> str:
 # Terminal
 
 
-def _plain(text: object) -> str:
-    """Text safe for a terminal: control characters (escape sequences) shown escaped."""
-    return "".join(
-        ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in str(text)
-    )
-
-
 def _align(table: Sequence[Sequence[str]], indent: str = "") -> list[str]:
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     return [
@@ -380,11 +399,11 @@ def _align(table: Sequence[Sequence[str]], indent: str = "") -> list[str]:
 
 def render_terminal(runs: Sequence[Run], rows: Sequence[Row], width: int = 100) -> str:
     """Aligned columns headed by the run labels; numbered, with a legend, when too wide."""
-    labels = [_plain(run.label) for run in runs]
+    labels = [terminal_text(run.label) for run in runs]
 
     def lines(headers: Sequence[str]) -> list[str]:
-        body = [[_plain(row.id), row.level, *row.cells] for row in rows]
-        footer = ["verdict", "", *(_plain(_verdict(run)) for run in runs)]
+        body = [[terminal_text(row.id), row.level, *row.cells] for row in rows]
+        footer = ["verdict", "", *(terminal_text(_verdict(run)) for run in runs)]
         table = [["requirement", "level", *headers], *body, footer]
         aligned = _align(table)
         rule = "-" * max(len(line) for line in aligned)
@@ -393,7 +412,7 @@ def render_terminal(runs: Sequence[Run], rows: Sequence[Row], width: int = 100) 
     out = lines(labels)
     if max(len(line) for line in out) > width:
         legend = [
-            [f"[{n}]", label, _plain(run.path), _plain(_details(run))]
+            [f"[{n}]", label, terminal_text(run.path), terminal_text(_details(run))]
             for n, (label, run) in enumerate(zip(labels, runs, strict=True), 1)
         ]
         out = [*_align(legend), "", *lines([f"[{n}]" for n in range(1, len(runs) + 1)])]
@@ -402,14 +421,14 @@ def render_terminal(runs: Sequence[Run], rows: Sequence[Row], width: int = 100) 
 
 def render_diff_terminal(d: Diff) -> str:
     out = [
-        f"A: {_plain(d.a.label)}  ({_plain(d.a.path)})",
-        f"B: {_plain(d.b.label)}  ({_plain(d.b.path)})",
+        f"A: {terminal_text(d.a.label)}  ({terminal_text(d.a.path)})",
+        f"B: {terminal_text(d.b.label)}  ({terminal_text(d.b.path)})",
     ]
-    out += [f"note: {_plain(note)}" for note in d.notes]
+    out += [f"note: {terminal_text(note)}" for note in d.notes]
     out += ["", f"Status changes ({len(d.changes)}):"]
     out += _align(
         [
-            [c.kind, c.level, _plain(c.id), f"{displayed(c.before)} -> {displayed(c.after)}"]
+            [c.kind, c.level, terminal_text(c.id), f"{displayed(c.before)} -> {displayed(c.after)}"]
             for c in d.changes
         ]
         or [["none"]],
@@ -419,11 +438,11 @@ def render_diff_terminal(d: Diff) -> str:
     out += _align(
         [
             [
-                "worse" if m.worse else "better",
+                _move_word(m),
                 m.level,
-                _plain(m.id),
-                f"{format_value(m.before)} -> {format_value(m.after)}",
-                f"(moved {abs(m.after - m.before):.3g}, allowed {m.allowed:g})",
+                terminal_text(m.id),
+                "{} -> {}".format(*_move_cells(m)[:2]),
+                "(moved {2}, allowed {3})".format(*_move_cells(m)),
             ]
             for m in d.moves
         ]
@@ -432,20 +451,12 @@ def render_diff_terminal(d: Diff) -> str:
     )
     for name, ids in (("A", d.only_in_a), ("B", d.only_in_b)):
         if ids:
-            out += ["", f"Only in {name} ({len(ids)}): " + ", ".join(_plain(i) for i in ids)]
-    out += ["", _plain(_summary(d))]
+            out += ["", f"Only in {name} ({len(ids)}): " + ", ".join(terminal_text(i) for i in ids)]
+    out += ["", terminal_text(_summary(d))]
     return "\n".join(out) + "\n"
 
 
 # Markdown (GitHub)
-
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|])")
-
-
-def _md(text: object) -> str:
-    """Text for a GitHub table cell: no markup, no HTML, no column breaks, one line."""
-    escaped = html.escape(" ".join(str(text).split()), quote=False)
-    return _MD_SPECIAL.sub(r"\\\1", _plain(escaped))
 
 
 def _md_table(header: Sequence[str], body: Iterable[Sequence[str]]) -> list[str]:
@@ -455,38 +466,46 @@ def _md_table(header: Sequence[str], body: Iterable[Sequence[str]]) -> list[str]
 
 def _md_runs(runs: Sequence[Run]) -> list[str]:
     return [
-        f"{n}. **{_md(run.label)}**: verdict {_md(_verdict(run))}; {_md(_details(run))}"
-        + ("" if run.absent else f"; file {_md(run.path.name)}")
+        f"{n}. **{markdown_text(run.label)}**: verdict {markdown_text(_verdict(run))}; "
+        f"{markdown_text(_details(run))}"
+        + ("" if run.absent else f"; file {markdown_text(run.path.name)}")
         for n, run in enumerate(runs, 1)
     ]
 
 
 def _md_status(level: str, status: str) -> str:
-    text = _md(_status_word(level, status))
+    text = markdown_text(_status_word(level, status))
     return f"**{text}**" if status == "FAIL" and level == "MUST" else text
 
 
 def render_markdown(runs: Sequence[Run], rows: Sequence[Row]) -> str:
-    header = ["Requirement", "Level", *(_md(run.label) for run in runs)]
+    header = ["Requirement", "Level", *(markdown_text(run.label) for run in runs)]
     body = [
-        [_md(row.id), row.level, *(_md_status(row.level, c) for c in row.cells)] for row in rows
+        [markdown_text(row.id), row.level, *(_md_status(row.level, c) for c in row.cells)]
+        for row in rows
     ]
-    footer = ["**Verdict**", "", *(f"**{_md(_verdict(run))}**" for run in runs)]
+    footer = ["**Verdict**", "", *(f"**{markdown_text(_verdict(run))}**" for run in runs)]
     out = ["**Runs**", "", *_md_runs(runs), "", *_md_table(header, [*body, footer])]
-    return "\n".join([*out, "", f"_{_md(NOTE)}_"]) + "\n"
+    return "\n".join([*out, "", f"_{markdown_text(NOTE)}_"]) + "\n"
 
 
 def render_diff_markdown(d: Diff) -> str:
-    out = [f"**A**: {_md(d.a.label)} ({_md(d.a.path.name)})  "]
-    out.append(f"**B**: {_md(d.b.label)} ({_md(d.b.path.name)})")
+    out = [f"**A**: {markdown_text(d.a.label)} ({markdown_text(d.a.path.name)})  "]
+    out.append(f"**B**: {markdown_text(d.b.label)} ({markdown_text(d.b.path.name)})")
     if d.notes:
-        out += ["", *(f"> Note: {_md(note)}  " for note in d.notes)]
+        out += ["", *(f"> Note: {markdown_text(note)}  " for note in d.notes)]
     out += ["", f"#### Status changes ({len(d.changes)})", ""]
     if d.changes:
         out += _md_table(
             ["Requirement", "Level", "A", "B", "Change"],
             (
-                [_md(c.id), c.level, _md(displayed(c.before)), _md(displayed(c.after)), c.kind]
+                [
+                    markdown_text(c.id),
+                    c.level,
+                    markdown_text(displayed(c.before)),
+                    markdown_text(displayed(c.after)),
+                    c.kind,
+                ]
                 for c in d.changes
             ),
         )
@@ -494,23 +513,12 @@ def render_diff_markdown(d: Diff) -> str:
     if d.moves:
         out += _md_table(
             ["Requirement", "Level", "A", "B", "Moved", "Allowed", "Change"],
-            (
-                [
-                    _md(m.id),
-                    m.level,
-                    format_value(m.before),
-                    format_value(m.after),
-                    f"{abs(m.after - m.before):.3g}",
-                    f"{m.allowed:g}",
-                    "worse" if m.worse else "better",
-                ]
-                for m in d.moves
-            ),
+            ([markdown_text(m.id), m.level, *_move_cells(m), _move_word(m)] for m in d.moves),
         )
     for name, ids in (("A", d.only_in_a), ("B", d.only_in_b)):
         if ids:
-            out += ["", f"Only in {name}: " + ", ".join(_md(i) for i in ids)]
-    out += ["", f"**{_md(_summary(d))}**"]
+            out += ["", f"Only in {name}: " + ", ".join(markdown_text(i) for i in ids)]
+    out += ["", f"**{markdown_text(_summary(d))}**"]
     return "\n".join(out) + "\n"
 
 
@@ -535,38 +543,24 @@ font-weight:600;text-align:center}
 .regression{color:#a40e26;font-weight:600}.improvement{color:#116329}
 .note{color:#57606a}
 """
-_CHIP = {
-    "PASS": "pass",
-    "FAIL": "fail",
-    "UNSUPPORTED": "unsupported",
-    "N/A": "na",
-    "NOT RUN": "notrun",
-    "XFAIL": "xfail",
-    "STALE": "stale",
-    MISSING: "missing",
-}
-
-
-def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
 
 
 def _chip(level: str, status: str, title: str = "") -> str:
-    css = "warn" if status == "FAIL" and level == "SHOULD" else _CHIP.get(status, "other")
-    tip = f' title="{_e(title)}"' if title else ""
-    return f'<span class="chip {css}"{tip}>{_e(_status_word(level, status))}</span>'
+    css = style.shown(status, level).css if status != MISSING else "missing"
+    tip = f' title="{html_text(title)}"' if title else ""
+    return f'<span class="chip {css}"{tip}>{html_text(_status_word(level, status))}</span>'
 
 
-def _cell_title(entry: Mapping[str, Any] | None) -> str:
+def _cell_title(entry: RequirementResult | None) -> str:
     """The reason, or what was measured against which limit, for a cell's tooltip."""
     if entry is None:
         return ""
-    reason = _text(entry.get("reason"))
+    reason = _text(entry.reason)
     if reason:
         return reason
-    if entry.get("measured") is None:
+    if entry.measured is None:
         return ""
-    return f"measured {format_value(entry.get('measured'))} vs {entry.get('limit')}"
+    return f"measured {format_value(entry.measured)} vs {entry.limit}"
 
 
 def _page(title: str, body: Sequence[str]) -> str:
@@ -576,16 +570,16 @@ def _page(title: str, body: Sequence[str]) -> str:
         '<meta http-equiv="Content-Security-Policy" '
         "content=\"default-src 'none'; style-src 'unsafe-inline'\">",
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>{_e(title)}</h1>",
+        f"<title>{html_text(title)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{html_text(title)}</h1>",
     ]
     return "\n".join([*head, *body, "</body></html>"]) + "\n"
 
 
 def _html_runs(runs: Sequence[Run], names: Sequence[str]) -> list[str]:
     rows = [
-        f"<tr><td>{_e(name)}</td><td>{_e(run.label)}</td><td><code>{_e(run.path.name)}</code>"
-        f"</td><td>{_e(_details(run))}</td><td>{_chip('MUST', _verdict(run))}</td></tr>"
+        f"<tr><td>{html_text(name)}</td><td>{html_text(run.label)}</td><td><code>{html_text(run.path.name)}</code>"
+        f"</td><td>{html_text(_details(run))}</td><td>{_chip('MUST', _verdict(run))}</td></tr>"
         for name, run in zip(names, runs, strict=True)
     ]
     header = "<tr><th></th><th>Run</th><th>File</th><th>Setup</th><th>Verdict</th></tr>"
@@ -603,7 +597,7 @@ def render_html(
     before and after the tables."""
     tables = [run.requirements() for run in runs]
     header = "".join(
-        f'<th class="run" title="{_e(run.path)}">{n}. {_e(run.label)}</th>'
+        f'<th class="run" title="{html_text(run.path)}">{n}. {html_text(run.label)}</th>'
         for n, run in enumerate(runs, 1)
     )
     body = []
@@ -612,7 +606,9 @@ def render_html(
             f"<td>{_chip(row.level, cell, _cell_title(table.get(row.id)))}</td>"
             for cell, table in zip(row.cells, tables, strict=True)
         )
-        body.append(f"<tr><td><code>{_e(row.id)}</code></td><td>{_e(row.level)}</td>{cells}</tr>")
+        body.append(
+            f"<tr><td><code>{html_text(row.id)}</code></td><td>{html_text(row.level)}</td>{cells}</tr>"
+        )
     verdicts = "".join(f"<td>{_chip('MUST', _verdict(run))}</td>" for run in runs)
     return _page(
         title or f"Conformance of {len(runs)} run{'s' if len(runs) != 1 else ''}",
@@ -627,44 +623,49 @@ def render_html(
             *body,
             "</tbody>",
             f"<tfoot><tr><td>verdict</td><td></td>{verdicts}</tr></tfoot></table>",
-            f'<p class="note">{_e(NOTE)}</p>',
+            f'<p class="note">{html_text(NOTE)}</p>',
             *appendix,
         ],
     )
 
 
+def _html_table(header: Sequence[str], rows: Iterable[str]) -> list[str]:
+    """A table of ``header`` over ``rows`` (each a <tr> the caller escaped)."""
+    heads = "".join(f"<th>{name}</th>" for name in header)
+    return [f"<table><thead><tr>{heads}</tr></thead><tbody>", *rows, "</tbody></table>"]
+
+
 def render_diff_html(d: Diff) -> str:
     body = _html_runs([d.a, d.b], ["A", "B"])
-    body += [f'<p class="note">Note: {_e(note)}</p>' for note in d.notes]
+    body += [f'<p class="note">Note: {html_text(note)}</p>' for note in d.notes]
     body.append(f"<h2>Status changes ({len(d.changes)})</h2>")
     if d.changes:
-        body += ["<table><thead><tr><th>Requirement</th><th>Level</th><th>A</th><th>B</th>"]
-        body += ["<th>Change</th></tr></thead><tbody>"]
-        body += [
-            f"<tr><td><code>{_e(c.id)}</code></td><td>{_e(c.level)}</td>"
-            f"<td>{_chip(c.level, displayed(c.before))}</td>"
-            f"<td>{_chip(c.level, displayed(c.after))}</td>"
-            f'<td class="{c.kind}">{c.kind}</td></tr>'
-            for c in d.changes
-        ]
-        body.append("</tbody></table>")
+        body += _html_table(
+            ["Requirement", "Level", "A", "B", "Change"],
+            (
+                f"<tr><td><code>{html_text(c.id)}</code></td><td>{html_text(c.level)}</td>"
+                f"<td>{_chip(c.level, displayed(c.before))}</td>"
+                f"<td>{_chip(c.level, displayed(c.after))}</td>"
+                f'<td class="{c.kind}">{c.kind}</td></tr>'
+                for c in d.changes
+            ),
+        )
     body.append(f"<h2>Measurements moved by more than their limit ({len(d.moves)})</h2>")
     if d.moves:
-        body += ["<table><thead><tr><th>Requirement</th><th>Level</th><th>A</th><th>B</th>"]
-        body += ["<th>Moved</th><th>Allowed</th><th>Change</th></tr></thead><tbody>"]
-        body += [
-            f"<tr><td><code>{_e(m.id)}</code></td><td>{_e(m.level)}</td>"
-            f"<td>{_e(format_value(m.before))}</td><td>{_e(format_value(m.after))}</td>"
-            f"<td>{abs(m.after - m.before):.3g}</td><td>{m.allowed:g}</td>"
-            f'<td class="{"regression" if m.worse else "improvement"}">'
-            f"{'worse' if m.worse else 'better'}</td></tr>"
-            for m in d.moves
-        ]
-        body.append("</tbody></table>")
+        body += _html_table(
+            ["Requirement", "Level", "A", "B", "Moved", "Allowed", "Change"],
+            (
+                f"<tr><td><code>{html_text(m.id)}</code></td><td>{html_text(m.level)}</td>"
+                + "".join(f"<td>{html_text(cell)}</td>" for cell in _move_cells(m))
+                + f'<td class="{"regression" if m.worse else "improvement"}">'
+                f"{_move_word(m)}</td></tr>"
+                for m in d.moves
+            ),
+        )
     for name, ids in (("A", d.only_in_a), ("B", d.only_in_b)):
         if ids:
-            codes = ", ".join(f"<code>{_e(i)}</code>" for i in ids)
+            codes = ", ".join(f"<code>{html_text(i)}</code>" for i in ids)
             body.append(f"<h2>Only in {name} ({len(ids)})</h2><p>{codes}</p>")
     css = "regression" if d.regressions else "improvement"
-    body.append(f'<p class="{css}">{_e(_summary(d))}</p>')
+    body.append(f'<p class="{css}">{html_text(_summary(d))}</p>')
     return _page("Conformance: A vs B", body)

@@ -6,20 +6,22 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import asdict
 from importlib import resources
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from conformance import __version__
-from conformance.reporting.tally import Tally, Verdict
-from conformance.requirements import CATALOGUE, Requirement
+from conformance.reporting.results import requirement_result
+from conformance.requirements import CATALOGUE
+from conformance.verdicts.certification import Certification
+from conformance.verdicts.status import Status
+from conformance.verdicts.tally import Tally
 
 FORMAT = 1
 REDACTED = "<redacted>"
 SECRET_OPTIONS = ("api_key",)
-# Statuses that fail a run: a MUST that failed, and a known failure that now passes.
-FAILING = ("FAIL", "STALE")
 
 
 def schema() -> dict[str, Any]:
@@ -53,47 +55,6 @@ def redact_options(options: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def run_fails(level: str, status: str) -> bool:
-    return status == "STALE" or (status == "FAIL" and level == "MUST")
-
-
-def _reason(verdict: Verdict) -> str:
-    return {
-        "UNSUPPORTED": verdict.unsupported,
-        "SKIPPED": verdict.skipped,
-        "NOT RUN": "deselected (-k, -m or --requirements)",
-    }.get(verdict.status, "")
-
-
-def _worst_case(check: dict[str, Any]) -> dict[str, Any]:
-    keys = ("test", "case", "passed", "measured", "limit", "margin", "detail")
-    return {key: check.get(key) for key in keys}
-
-
-def requirement_entry(requirement: Requirement, verdict: Verdict) -> dict[str, Any]:
-    worst = verdict.worst or {}
-    return {
-        "id": requirement.id,
-        "area": requirement.id.partition(".")[0],
-        "level": requirement.level,
-        "status": verdict.status,
-        "why": requirement.why,
-        "guards": requirement.guards,
-        "tests": verdict.tests,
-        "duration_s": round(verdict.duration, 6),
-        "measured": worst.get("measured"),
-        "limit": worst.get("limit"),
-        "margin": worst.get("margin"),
-        "worst_cases": [_worst_case(check) for check in verdict.worst_cases],
-        "failures": [
-            {key: record.get(key) for key in ("test", "detail", "response", "reproducer")}
-            for record in verdict.failure_records
-        ],
-        "notes": list(dict.fromkeys(verdict.notes)),
-        "reason": verdict.reason or _reason(verdict),
-    }
-
-
 def json_safe(value: Any) -> Any:
     """Strict JSON: a non-finite float (a server's NaN) becomes its text, as measurements do."""
     if isinstance(value, float) and not math.isfinite(value):
@@ -116,36 +77,37 @@ def build_document(
     endpoint: dict[str, Any],
     server: dict[str, Any],
     reference: dict[str, Any],
-    extra_failure: bool = False,
+    regressions: Sequence[str] = (),
+    baseline: str | None = None,
+    certification: Certification | None = None,
 ) -> dict[str, Any]:
-    """The document for ``tally``; ``extra_failure``: the run failed for a reason outside the
-    requirements (a baseline regression)."""
-    requirements = []
-    for requirement in tally.requirements:
-        entry = requirement_entry(requirement, tally.verdicts[requirement.id])
-        entry.update(tally.annotations.get(requirement.id, {}))
-        requirements.append(entry)
-    failed = extra_failure or any(run_fails(r["level"], r["status"]) for r in requirements)
-    document: dict[str, Any] = json_safe(
-        {
-            "format": FORMAT,
-            "suite": {
-                "name": "embedding-conformance",
-                "version": __version__,
-                "catalogue_sha256": catalogue_sha256(),
-            },
-            "run": run,
-            "endpoint": {**endpoint, "url": redact_url(endpoint["url"])},
-            "server": server,
-            "reference": reference,
-            "verdict": "FAIL" if failed else "PASS",
-            "counts": tally.counts(),
-            "requirements": requirements,
-            "series": {  # a NaN has no place on a plot; reference.agreement has failed on it
-                "norms": _plottable(tally.series.get("norms", [])),
-                "agreement": _plottable(tally.series.get("agreement", [])),
-                "latency": tally.latency,
-            },
-        }
-    )
-    return document
+    """The document for ``tally``; ``regressions``: what did worse than the ``baseline`` (a
+    path), which fails the run though it failed no requirement."""
+    requirements = [requirement_result(r, v) for r, v in tally.in_order()]
+    failed = bool(regressions) or any(r.fails_run for r in requirements)
+    document: dict[str, Any] = {
+        "format": FORMAT,
+        "suite": {
+            "name": "embedding-conformance",
+            "version": __version__,
+            "catalogue_sha256": catalogue_sha256(),
+        },
+        "run": run,
+        "endpoint": {**endpoint, "url": redact_url(endpoint["url"])},
+        "server": server,
+        "reference": reference,
+        "verdict": Status.FAIL if failed else Status.PASS,
+        "counts": tally.counts(),
+        "requirements": [r.to_json() for r in requirements],
+        "series": {  # a NaN has no place on a plot; reference.agreement has failed on it
+            "norms": _plottable(tally.series.get("norms", [])),
+            "agreement": _plottable(tally.series.get("agreement", [])),
+            "latency": tally.latency,
+        },
+    }
+    if baseline is not None:
+        document["baseline"] = {"path": baseline, "regressions": list(regressions)}
+    if certification is not None:
+        document["certification"] = certification.to_json()
+    result: dict[str, Any] = json.loads(json.dumps(json_safe(document)))  # plain JSON types
+    return result

@@ -12,9 +12,12 @@ import base64
 import hashlib
 import math
 import statistics
+from collections.abc import Sequence
 from typing import Any
 
-from conformance.reporting.document import run_fails
+from conformance.reporting import style
+from conformance.reporting.escape import html_text as esc
+from conformance.reporting.results import RequirementResult, Results
 from conformance.reporting.svgplot import (
     BLUE,
     GREY,
@@ -24,24 +27,16 @@ from conformance.reporting.svgplot import (
     Axis,
     Mark,
     Rule,
-    esc,
     linear_axis,
     svg_plot,
     y_axis,
 )
+from conformance.verdicts.record import CheckRecord
+from conformance.verdicts.status import Status
 
-SHOWN = {"SKIPPED": "N/A"}
+FAILED = (Status.FAIL, Status.STALE)  # what the failures section details (warnings too)
 # The status filter's choices, most serious first (WARNING: a SHOULD that failed).
 FILTER_ORDER = ("FAIL", "STALE", "WARNING", "XFAIL", "PASS", "UNSUPPORTED", "N/A", "NOT RUN")
-CHIP_CLASS = {
-    "PASS": "pass",
-    "FAIL": "fail",
-    "STALE": "stale",
-    "XFAIL": "xfail",
-    "UNSUPPORTED": "muted",
-    "N/A": "muted",
-    "NOT RUN": "muted",
-}
 
 
 def number(value: object) -> str:
@@ -51,20 +46,10 @@ def number(value: object) -> str:
     return esc(f"{value:.3g}" if isinstance(value, float) else value)
 
 
-def shown_status(requirement: dict[str, Any]) -> str:
-    status = str(requirement["status"])
-    return SHOWN.get(status, status)
-
-
-def is_warning(requirement: dict[str, Any]) -> bool:
-    return bool(requirement["status"] == "FAIL" and requirement["level"] == "SHOULD")
-
-
-def chip(requirement: dict[str, Any]) -> str:
-    status = shown_status(requirement)
-    if is_warning(requirement):
-        return '<span class="chip warn" title="a SHOULD: does not fail the run">WARNING</span>'
-    return f'<span class="chip {CHIP_CLASS.get(status, "muted")}">{esc(status)}</span>'
+def chip(requirement: RequirementResult) -> str:
+    shown = style.shown(requirement.status, requirement.level)
+    title = ' title="a SHOULD: does not fail the run"' if requirement.is_warning else ""
+    return f'<span class="chip {shown.css}"{title}>{esc(shown.word)}</span>'
 
 
 def plural(count: int, noun: str) -> str:
@@ -211,12 +196,12 @@ def latency_plot(requests: list[dict[str, Any]]) -> str:
 # --- page sections -----------------------------------------------------------------------------
 
 
-def fail_reasons(document: dict[str, Any]) -> list[str]:
+def fail_reasons(results: Results) -> list[str]:
     """What made the run FAIL, one line per cause."""
-    requirements = document["requirements"]
-    failed = [r["id"] for r in requirements if r["status"] == "FAIL" and r["level"] == "MUST"]
-    stale = [r["id"] for r in requirements if r["status"] == "STALE"]
-    regressions = document.get("baseline", {}).get("regressions", [])
+    requirements = results.requirements
+    failed = [r.id for r in requirements if r.status is Status.FAIL and r.level == "MUST"]
+    stale = [r.id for r in requirements if r.status is Status.STALE]
+    regressions = results.regressions
     reasons = []
     if failed:
         reasons.append(f"{plural(len(failed), 'MUST requirement')} failed: " + ", ".join(failed))
@@ -229,20 +214,20 @@ def fail_reasons(document: dict[str, Any]) -> list[str]:
     return reasons
 
 
-def banner(document: dict[str, Any]) -> str:
-    verdict = document["verdict"]
-    model = document["endpoint"].get("model") or "unknown model"
-    warnings = sum(is_warning(r) for r in document["requirements"])
-    if verdict == "PASS":
+def banner(results: Results) -> str:
+    verdict = results.verdict
+    model = results.model or "unknown model"
+    warnings = sum(r.is_warning for r in results.requirements)
+    if verdict is Status.PASS:
         lines = ["Every MUST requirement that ran passed."]
     else:
-        lines = fail_reasons(document) or ["The run failed."]
+        lines = fail_reasons(results) or ["The run failed."]
     if warnings:
         lines.append(f"{plural(warnings, 'SHOULD requirement')} failed: warnings, not failures.")
     certification = ""
-    if "certification" in document:
-        certified = document["certification"]["certified"]
-        reasons = "".join(f"<li>{esc(r)}</li>" for r in document["certification"]["reasons"])
+    if results.certification is not None:
+        certified = results.certification.certified
+        reasons = "".join(f"<li>{esc(r)}</li>" for r in results.certification.reasons)
         certification = (
             f'<div class="cert {"yes" if certified else "no"}">'
             f"{'CERTIFIED' if certified else 'NOT CERTIFIED'}"
@@ -253,14 +238,14 @@ def banner(document: dict[str, Any]) -> str:
     return (
         f'<header class="banner {verdict.lower()}"><div class="verdict">{esc(verdict)}</div>'
         f'<div class="about"><div class="model">{esc(model)}</div>'
-        f'<div class="sub">embedding-conformance {esc(document["suite"]["version"])} · '
-        f"{esc(document['endpoint']['url'])}</div><ul>{items}</ul></div>"
+        f'<div class="sub">embedding-conformance {esc(results.suite["version"])} · '
+        f"{esc(results.endpoint['url'])}</div><ul>{items}</ul></div>"
         f"{certification}</header>"
     )
 
 
-def no_reference_notice(document: dict[str, Any]) -> str:
-    if document["reference"]["kind"] != "none":
+def no_reference_notice(results: Results) -> str:
+    if results.referenced:
         return ""
     return (
         '<div class="notice"><strong>No reference model.</strong> The vectors were compared with '
@@ -278,9 +263,9 @@ def code(value: object) -> str:
     return f"<code>{esc(value)}</code>" if value not in (None, "") else ""
 
 
-def metadata(document: dict[str, Any]) -> str:
-    endpoint, server, reference = document["endpoint"], document["server"], document["reference"]
-    run, suite = document["run"], document["suite"]
+def metadata(results: Results) -> str:
+    endpoint, server, reference = results.endpoint, results.server, results.reference
+    run, suite = results.run, results.suite
     tolerances = "<br>".join(
         f"{esc(k)} {esc(f'{v:g}')}" for k, v in sorted(run.get("tolerances", {}).items())
     )
@@ -327,7 +312,7 @@ def metadata(document: dict[str, Any]) -> str:
             ("Started", esc(run.get("started", ""))),
             ("Duration", esc(duration_text(float(run.get("duration_s", 0.0))))),
             ("Known failures", code(run.get("known_failures"))),
-            ("Baseline", code(document.get("baseline", {}).get("path"))),
+            ("Baseline", code(results.baseline_path)),
             ("Suite", esc(f"{suite['name']} {suite['version']}")),
             ("Catalogue", code(suite.get("catalogue_sha256"))),
         ],
@@ -342,64 +327,51 @@ def metadata(document: dict[str, Any]) -> str:
     )
 
 
-def counts_strip(document: dict[str, Any]) -> str:
-    counts = document["counts"]
-    shown = (
-        ("passed", "passed", "pass"),
-        ("failed", "failed", "fail"),
-        ("warnings", "warnings", "warn"),
-        ("stale", "stale", "stale"),
-        ("xfail", "xfail", "xfail"),
-        ("unsupported", "unsupported", "muted"),
-        ("not_applicable", "N/A", "muted"),
-        ("not_run", "not run", "muted"),
-    )
+def counts_strip(results: Results) -> str:
+    counts = results.counts
     cells = "".join(
-        f'<div class="count {css}{" zero" if not counts.get(key) else ""}">'
-        f"<b>{counts.get(key, 0)}</b><span>{esc(name)}</span></div>"
-        for key, name, css in shown
+        f'<div class="count {count.css}{" zero" if not counts.get(count.key) else ""}">'
+        f"<b>{counts.get(count.key, 0)}</b><span>{esc(count.word)}</span></div>"
+        for count in style.COUNTS
     )
     return f'<section class="counts">{cells}</section>'
 
 
-def jump_links(document: dict[str, Any]) -> str:
-    failing = sum(r["status"] in ("FAIL", "STALE") for r in document["requirements"])
+def jump_links(results: Results) -> str:
+    failing = sum(r.status in FAILED for r in results.requirements)
     links = [("requirements-section", "Requirements"), ("measurements", "Measurements")]
     links += [("failures", f"Failures ({failing})")] if failing else []
     anchors = "".join(f'<a href="#{target}">{name}</a>' for target, name in links)
     return f'<nav class="jump">Jump to: {anchors}</nav>'
 
 
-def notes_cell(requirement: dict[str, Any]) -> str:
+def notes_cell(requirement: RequirementResult) -> str:
     """Why a requirement has its status, in a sentence or two; failures link to their details."""
     parts = []
-    if requirement.get("reason"):
-        parts.append(esc(requirement["reason"]))
-    known = requirement.get("known_failure")
-    if known:
-        case = f" [{known['case']}]" if known.get("case") else ""
-        parts.append(f"known failure{esc(case)}: {esc(known.get('reason', ''))}")
-    capability = requirement.get("capability")
-    if capability:
-        declared = {True: "declared", False: "not declared"}
-        parts.append(
-            f"capability {esc(capability['name'])} "
-            f"({declared.get(capability['declared'], '?')}): {esc(capability['judgement'])}"
-        )
-    failures = requirement.get("failures", [])
-    if requirement["status"] in ("FAIL", "STALE"):
+    if requirement.reason:
+        parts.append(esc(requirement.reason))
+    known = requirement.known_failure
+    if known is not None:
+        case = f" [{known.case}]" if known.case else ""
+        parts.append(f"known failure{esc(case)}: {esc(known.reason)}")
+    capability = requirement.capability
+    if capability is not None:
+        declared = "declared" if capability.declared else "not declared"
+        parts.append(f"capability {esc(capability.name)} ({declared}): {esc(capability.judgement)}")
+    failures = requirement.failures
+    if requirement.status in FAILED:
         link = f'<a href="#{anchor(requirement)}">details</a>'
         if failures:
-            first = (str(failures[0]["detail"]).strip().splitlines() or [""])[0][:160]
+            first = (failures[0].detail.strip().splitlines() or [""])[0][:160]
             more = f" (+{len(failures) - 1} more)" if len(failures) > 1 else ""
             link = f"{esc(first)}{more} {link}"
         parts.append(link)
-    parts += [f'<span class="note">{esc(note)}</span>' for note in requirement.get("notes", [])]
+    parts += [f'<span class="note">{esc(note)}</span>' for note in requirement.notes]
     return "<br>".join(parts)
 
 
-def anchor(requirement: dict[str, Any]) -> str:
-    return esc("req-" + requirement["id"])
+def anchor(requirement: RequirementResult) -> str:
+    return esc("req-" + requirement.id)
 
 
 def margin_cell(margin: object) -> str:
@@ -407,18 +379,18 @@ def margin_cell(margin: object) -> str:
     return f"<td{css}>{number(margin)}</td>"
 
 
-def requirement_row(requirement: dict[str, Any]) -> str:
-    status = "WARNING" if is_warning(requirement) else shown_status(requirement)
+def requirement_row(requirement: RequirementResult) -> str:
+    shown = style.shown(requirement.status, requirement.level)
     return (
-        f'<tr data-status="{esc(status)}" data-level="{esc(requirement["level"])}"'
-        f' data-area="{esc(requirement["area"])}">'
-        f"<td>{chip(requirement)}</td><td>{esc(requirement['level'])}</td>"
-        f"<td>{esc(requirement['area'])}</td>"
-        f'<td><span class="rid">{esc(requirement["id"])}</span>'
-        f'<span class="why">{esc(requirement.get("why", ""))}</span></td>'
-        f'<td class="num">{number(requirement.get("measured"))}</td>'
-        f'<td class="num">{number(requirement.get("limit"))}</td>'
-        f"{margin_cell(requirement.get('margin'))}"
+        f'<tr data-status="{esc(shown.word)}" data-level="{esc(requirement.level)}"'
+        f' data-area="{esc(requirement.area)}">'
+        f"<td>{chip(requirement)}</td><td>{esc(requirement.level)}</td>"
+        f"<td>{esc(requirement.area)}</td>"
+        f'<td><span class="rid">{esc(requirement.id)}</span>'
+        f'<span class="why">{esc(requirement.why)}</span></td>'
+        f'<td class="num">{number(requirement.measured)}</td>'
+        f'<td class="num">{number(requirement.limit)}</td>'
+        f"{margin_cell(requirement.margin)}"
         f'<td class="notes">{notes_cell(requirement)}</td></tr>'
     )
 
@@ -431,14 +403,12 @@ def select(name: str, label: str, options: list[str]) -> str:
     )
 
 
-def requirement_table(document: dict[str, Any]) -> str:
-    requirements = document["requirements"]
-    statuses = {"WARNING" if is_warning(r) else shown_status(r) for r in requirements}
+def requirement_table(results: Results) -> str:
+    requirements = results.requirements
+    statuses = {style.shown(r.status, r.level).word for r in requirements}
     status_options = ["not PASS"] + [s for s in FILTER_ORDER if s in statuses]
-    areas = sorted({r["area"] for r in requirements})
-    levels = [
-        level for level in ("MUST", "SHOULD") if any(r["level"] == level for r in requirements)
-    ]
+    areas = sorted({r.area for r in requirements})
+    levels = [level for level in ("MUST", "SHOULD") if any(r.level == level for r in requirements)]
     rows = "".join(requirement_row(r) for r in requirements)
     return (
         '<section id="requirements-section"><h2>Requirements</h2>'
@@ -477,9 +447,9 @@ def slowest_requests(requests: list[dict[str, Any]], count: int = 8) -> str:
     return figure(title, table, caption)
 
 
-def plots(document: dict[str, Any]) -> str:
-    series = document["series"]
-    norm_atol = document["run"].get("tolerances", {}).get("norm_atol")
+def plots(results: Results) -> str:
+    series = results.series
+    norm_atol = results.run.get("tolerances", {}).get("norm_atol")
     return (
         '<section id="measurements"><h2>Measurements</h2><div class="plots">'
         + norm_plot(series.get("norms", []), norm_atol)
@@ -496,19 +466,19 @@ def pre(label: str, text: object) -> str:
     return f'<div class="label">{esc(label)}</div><pre>{esc(text)}</pre>'
 
 
-def worst_row(case: dict[str, Any]) -> str:
-    result = "pass" if case["passed"] else "fail"
+def worst_row(case: CheckRecord) -> str:
+    result = "pass" if case.passed else "fail"
     return (
         f'<tr><td><span class="chip {result}">{result}</span></td>'
-        f"<td><code>{esc(case['test'])}</code></td>"
-        f"<td>{esc(case.get('case') or '—')}</td>"
-        f'<td class="num">{number(case.get("measured"))}</td>'
-        f'<td class="num">{number(case.get("limit"))}</td>{margin_cell(case.get("margin"))}'
-        f"<td>{esc(case.get('detail', ''))}</td></tr>"
+        f"<td><code>{esc(case.test)}</code></td>"
+        f"<td>{esc(case.case or '—')}</td>"
+        f'<td class="num">{number(case.measured)}</td>'
+        f'<td class="num">{number(case.limit)}</td>{margin_cell(case.margin)}'
+        f"<td>{esc(case.detail)}</td></tr>"
     )
 
 
-def worst_table(cases: list[dict[str, Any]]) -> str:
+def worst_table(cases: Sequence[CheckRecord]) -> str:
     if not cases:
         return ""
     return (
@@ -518,43 +488,42 @@ def worst_table(cases: list[dict[str, Any]]) -> str:
     )
 
 
-def failure_details(requirement: dict[str, Any]) -> str:
-    known = requirement.get("known_failure")
+def failure_details(requirement: RequirementResult) -> str:
+    known = requirement.known_failure
     note = ""
-    if is_warning(requirement):
+    if requirement.is_warning:
         note = '<p class="warn-note">A SHOULD: reported as a warning, it does not fail the run.</p>'
-    if requirement["status"] == "STALE" and known:
+    if requirement.status is Status.STALE and known is not None:
         note = (
-            '<p class="stale-note">Listed as a known failure'
-            f" ({esc(known.get('reason', ''))}"
-            + (f"; {esc(known['link'])}" if known.get("link") else "")
+            f'<p class="stale-note">Listed as a known failure ({esc(known.reason)}'
+            + (f"; {esc(known.link)}" if known.link else "")
             + "), but it passed: remove the entry from the known-failures file.</p>"
         )
     failures = "".join(
-        f'<div class="failure"><div class="test"><code>{esc(f["test"])}</code></div>'
-        + pre("Detail", f["detail"])
-        + pre("Response", f.get("response"))
-        + pre("Reproduce", f.get("reproducer"))
+        f'<div class="failure"><div class="test"><code>{esc(f.test)}</code></div>'
+        + pre("Detail", f.detail)
+        + pre("Response", f.response)
+        + pre("Reproduce", f.reproducer)
         + "</div>"
-        for f in requirement.get("failures", [])
+        for f in requirement.failures
     )
     return (
         f'<article class="card detail" id="{anchor(requirement)}">'
-        f"<h3>{chip(requirement)} {esc(requirement['id'])} "
-        f'<span class="muted">{esc(requirement["level"])}</span></h3>'
-        f'<p class="why">{esc(requirement.get("why", ""))}'
-        f'<br><span class="muted">Guards against: {esc(requirement.get("guards", ""))}</span></p>'
-        f"{note}{failures}{worst_table(requirement.get('worst_cases', []))}</article>"
+        f"<h3>{chip(requirement)} {esc(requirement.id)} "
+        f'<span class="muted">{esc(requirement.level)}</span></h3>'
+        f'<p class="why">{esc(requirement.why)}'
+        f'<br><span class="muted">Guards against: {esc(requirement.guards)}</span></p>'
+        f"{note}{failures}{worst_table(requirement.worst_cases)}</article>"
     )
 
 
-def failures_section(document: dict[str, Any]) -> str:
-    failing = [r for r in document["requirements"] if r["status"] in ("FAIL", "STALE")]
+def failures_section(results: Results) -> str:
+    failing = [r for r in results.requirements if r.status in FAILED]
     if not failing:
         return ""
     # What fails the run first, then SHOULD warnings.
-    failing.sort(key=lambda r: not run_fails(r["level"], r["status"]))
-    title = "Failures and warnings" if any(map(is_warning, failing)) else "Failures"
+    failing.sort(key=lambda r: not r.fails_run)
+    title = "Failures and warnings" if any(r.is_warning for r in failing) else "Failures"
     return (
         f'<section id="failures"><h2>{title}</h2>'
         + "".join(failure_details(r) for r in failing)
@@ -562,11 +531,11 @@ def failures_section(document: dict[str, Any]) -> str:
     )
 
 
-def footer(document: dict[str, Any]) -> str:
-    integrity = document.get("integrity", {})
+def footer(results: Results) -> str:
+    integrity = results.integrity
     digest = integrity.get("digest", {}).get("value")
     signature = integrity.get("signature")
-    parts = [f"results format {esc(document['format'])}"]
+    parts = [f"results format {esc(results.format)}"]
     if digest:
         parts.append(f"sha256 {code(digest)}")
     if signature:
@@ -641,7 +610,8 @@ table.kv th { text-align: left; color: var(--muted); font-weight: normal; paddin
   letter-spacing: .5px; }
 .count.pass { border-left-color: var(--pass); } .count.fail { border-left-color: var(--fail); }
 .count.warn { border-left-color: var(--warn); } .count.stale { border-left-color: var(--stale); }
-.count.xfail { border-left-color: var(--info); } .count.muted { border-left-color: #8c959f; }
+.count.xfail { border-left-color: var(--info); }
+.count.unsupported, .count.na, .count.notrun { border-left-color: #8c959f; }
 .count.zero b { color: #8c959f; }
 .filters { display: flex; gap: 16px; align-items: center; margin-bottom: 10px; flex-wrap: wrap; }
 .filters[hidden] { display: none; }
@@ -672,7 +642,8 @@ td.notes { color: var(--fg); overflow-wrap: anywhere; }
 .chip.warn { background: #fff8c5; color: var(--warn); }
 .chip.stale { background: #fbefff; color: var(--stale); }
 .chip.xfail { background: #ddf4ff; color: var(--info); }
-.chip.muted { background: #eaeef2; color: var(--muted); }
+.chip.unsupported, .chip.na, .chip.notrun, .chip.other { background: #eaeef2;
+  color: var(--muted); }
 .plots { display: grid; grid-template-columns: repeat(auto-fit, minmax(540px, 1fr)); gap: 14px; }
 figure { margin: 0; }
 figcaption { color: var(--muted); font-size: 12.5px; margin-top: 4px; }
@@ -712,23 +683,22 @@ def content_security_policy() -> str:
     )
 
 
-def render_html(document: dict[str, Any]) -> str:
-    """report.html for ``document``: the verdict, the run, every requirement, plots, failures."""
-    model = document["endpoint"].get("model") or "unknown model"
-    title = f"embedding-conformance: {document['verdict']} — {model}"
+def render_html(results: Results) -> str:
+    """report.html for ``results``: the verdict, the run, every requirement, plots, failures."""
+    title = f"embedding-conformance: {results.verdict} — {results.model or 'unknown model'}"
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{content_security_policy()}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{esc(title)}</title><style>{STYLE}</style></head><body><main>"
-        + banner(document)
-        + no_reference_notice(document)
-        + metadata(document)
-        + counts_strip(document)
-        + jump_links(document)
-        + requirement_table(document)
-        + plots(document)
-        + failures_section(document)
-        + footer(document)
+        + banner(results)
+        + no_reference_notice(results)
+        + metadata(results)
+        + counts_strip(results)
+        + jump_links(results)
+        + requirement_table(results)
+        + plots(results)
+        + failures_section(results)
+        + footer(results)
         + f"</main><script>{SCRIPT}</script></body></html>\n"
     )

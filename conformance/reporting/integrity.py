@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,23 +35,32 @@ def digest(document: dict[str, Any]) -> str:
 
 def load_private_key(path: Path) -> Ed25519PrivateKey:
     """A PEM (PKCS#8) Ed25519 private key, e.g. from ``openssl genpkey -algorithm ed25519``."""
-    try:
-        key = serialization.load_pem_private_key(path.read_bytes(), password=None)
-    except (OSError, ValueError, TypeError) as exc:
-        raise ValueError(f"{path}: not a readable unencrypted PEM private key ({exc})") from None
+    key = _read_pem(
+        path,
+        lambda data: serialization.load_pem_private_key(data, password=None),
+        "unencrypted PEM private key",
+    )
     if not isinstance(key, Ed25519PrivateKey):
-        raise ValueError(f"{path}: not an Ed25519 key ({type(key).__name__})")
+        raise _not_ed25519(path, key)
     return key
 
 
 def load_public_key(path: Path) -> Ed25519PublicKey:
-    try:
-        key = serialization.load_pem_public_key(path.read_bytes())
-    except (OSError, ValueError, TypeError) as exc:
-        raise ValueError(f"{path}: not a readable PEM public key ({exc})") from None
+    key = _read_pem(path, serialization.load_pem_public_key, "PEM public key")
     if not isinstance(key, Ed25519PublicKey):
-        raise ValueError(f"{path}: not an Ed25519 key ({type(key).__name__})")
+        raise _not_ed25519(path, key)
     return key
+
+
+def _read_pem(path: Path, load: Callable[[bytes], object], what: str) -> object:
+    try:
+        return load(path.read_bytes())
+    except (OSError, ValueError, TypeError) as exc:
+        raise ValueError(f"{path}: not a readable {what} ({exc})") from None
+
+
+def _not_ed25519(path: Path, key: object) -> ValueError:
+    return ValueError(f"{path}: not an Ed25519 key ({type(key).__name__})")
 
 
 def _raw(key: Ed25519PublicKey) -> bytes:

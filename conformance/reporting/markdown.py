@@ -1,29 +1,30 @@
-"""GitHub step-summary markdown from a results document: the verdict, what did not pass, and
+"""GitHub step-summary markdown from a run's results: the verdict, what did not pass, and
 every requirement folded away underneath."""
 
 from __future__ import annotations
 
-import re
-from typing import Any
+from collections.abc import Mapping, Sequence
 
-from conformance.reporting.junit import xml_safe
+from conformance.reporting import style
+from conformance.reporting.escape import markdown_text
+from conformance.reporting.results import RequirementResult, Results
+from conformance.verdicts.status import Status
 
-SHOWN = {"SKIPPED": "N/A"}
 # The order of the "not passed" table: what fails the run first, then what was not judged.
-ORDER = ("FAIL", "STALE", "XFAIL", "UNSUPPORTED", "SKIPPED", "NOT RUN")
+ORDER = (
+    Status.FAIL,
+    Status.STALE,
+    Status.XFAIL,
+    Status.UNSUPPORTED,
+    Status.SKIPPED,
+    Status.NOT_RUN,
+)
 CELL_LIMIT = 200  # characters; the full text is in report.html
-
-# Markdown and HTML punctuation that could turn a server's text into markup, links or table
-# columns; backslash-escaped, every one of them renders as itself.
-_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#+!|~&])")
 
 
 def md_text(value: object) -> str:
     """``value`` as literal text on one line, safe in a heading or a table cell."""
-    text = " ".join(xml_safe(str(value)).split())
-    if len(text) > CELL_LIMIT:
-        text = text[: CELL_LIMIT - 1] + "…"
-    return _SPECIAL.sub(r"\\\1", text)
+    return markdown_text(value, CELL_LIMIT)
 
 
 def number(value: object) -> str:
@@ -32,97 +33,81 @@ def number(value: object) -> str:
     return md_text(f"{value:.3g}" if isinstance(value, float) else value)
 
 
-def status_text(requirement: dict[str, Any]) -> str:
-    status = SHOWN.get(str(requirement["status"]), str(requirement["status"]))
-    if status == "FAIL" and requirement["level"] == "SHOULD":
-        return "FAIL (warning)"
-    return status
+def status_text(requirement: RequirementResult) -> str:
+    word = style.word(requirement.status)
+    return f"{word} (warning)" if requirement.is_warning else word
 
 
-def explanation(requirement: dict[str, Any]) -> str:
+def explanation(requirement: RequirementResult) -> str:
     """Why a requirement did not pass: the reason it was not judged, or what failed."""
-    status = requirement["status"]
-    known = requirement.get("known_failure", {})
-    if status == "STALE":
+    known = requirement.known_failure
+    if requirement.status is Status.STALE:
         return "known failure now passes: remove it from the known-failures file"
-    if status == "XFAIL":
-        return f"known failure: {known.get('reason', '')}"
-    if requirement.get("reason"):
-        return str(requirement["reason"])
-    failures = requirement.get("failures", [])
-    return str(failures[0]["detail"]) if failures else ""
+    if requirement.status is Status.XFAIL:
+        return f"known failure: {known.reason if known else ''}"
+    if requirement.reason:
+        return requirement.reason
+    return requirement.failures[0].detail if requirement.failures else ""
 
 
-def table(requirements: list[dict[str, Any]], explain: bool) -> list[str]:
+def table(requirements: Sequence[RequirementResult], explain: bool) -> list[str]:
     header = ["Status", "Level", "Requirement", "Measured", "Limit", "Margin"]
     header += ["Details"] if explain else []
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in requirements:
-        cells = [status_text(r), r["level"], md_text(r["id"])]
-        cells += [number(r["measured"]), number(r["limit"]), number(r["margin"])]
+        cells = [status_text(r), r.level, md_text(r.id)]
+        cells += [number(r.measured), number(r.limit), number(r.margin)]
         cells += [md_text(explanation(r))] if explain else []
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 
-def not_passed(document: dict[str, Any]) -> list[dict[str, Any]]:
+def not_passed(results: Results) -> list[RequirementResult]:
     """Requirements that did not pass, failing MUSTs first, then in ORDER, then as listed."""
 
-    def rank(requirement: dict[str, Any]) -> tuple[int, int]:
-        status = requirement["status"]
-        return ORDER.index(status), int(status == "FAIL" and requirement["level"] == "SHOULD")
+    def rank(requirement: RequirementResult) -> tuple[int, int]:
+        return ORDER.index(requirement.status), int(requirement.is_warning)
 
-    others = [r for r in document["requirements"] if r["status"] in ORDER]
-    return sorted(others, key=rank)
+    return sorted((r for r in results.requirements if r.status in ORDER), key=rank)
 
 
-def counts_line(counts: dict[str, int]) -> str:
-    names = (
-        ("passed", "passed"),
-        ("failed", "failed"),
-        ("warnings", "warnings"),
-        ("stale", "stale"),
-        ("xfail", "xfail"),
-        ("unsupported", "unsupported"),
-        ("not_applicable", "N/A"),
-        ("not_run", "not run"),
-    )
-    return ", ".join(f"{counts.get(key, 0)} {name}" for key, name in names)
+def counts_line(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{counts.get(count.key, 0)} {count.word}" for count in style.COUNTS)
 
 
-def reference_text(reference: dict[str, Any]) -> str:
+def reference_text(reference: Mapping[str, object]) -> str:
     if reference["kind"] == "none":
         return "**none** (vectors compared with nothing)"
     return md_text(reference.get("description") or f"{reference['kind']} {reference['spec']}")
 
 
-def render_summary_md(document: dict[str, Any]) -> str:
+def render_summary_md(results: Results) -> str:
     """summary.md, for $GITHUB_STEP_SUMMARY."""
-    endpoint, run = document["endpoint"], document["run"]
-    model = endpoint.get("model") or "unknown model"
-    lines = [f"## embedding-conformance: {document['verdict']} — {md_text(model)}", ""]
-    lines.append(
-        f"Endpoint {md_text(endpoint['url'])} · reference {reference_text(document['reference'])}"
-        f" · tier {md_text(run['precision'])} · profile {md_text(run['profile'])}"
-        f" · suite {md_text(document['suite']['version'])}"
-    )
-    lines += ["", counts_line(document["counts"]) + f" · {run.get('duration_s', 0.0):.1f} s"]
-    certification = document.get("certification")
+    run, model = results.run, results.model or "unknown model"
+    lines = [
+        f"## embedding-conformance: {results.verdict} — {md_text(model)}",
+        "",
+        f"Endpoint {md_text(results.endpoint['url'])} · reference "
+        f"{reference_text(results.reference)} · tier {md_text(run['precision'])} · profile "
+        f"{md_text(run['profile'])} · suite {md_text(results.suite['version'])}",
+        "",
+        counts_line(results.counts) + f" · {run.get('duration_s', 0.0):.1f} s",
+    ]
+    certification = results.certification
     if certification is not None:
-        verdict = "CERTIFIED" if certification["certified"] else "NOT CERTIFIED"
-        reasons = "; ".join(certification["reasons"])
+        verdict = "CERTIFIED" if certification.certified else "NOT CERTIFIED"
+        reasons = "; ".join(certification.reasons)
         lines += ["", f"**{verdict}**" + (f": {md_text(reasons)}" if reasons else "")]
-    if document["reference"]["kind"] == "none":
+    if not results.referenced:
         lines += ["", "> **No reference**: agreement with the model was not checked."]
-    regressions = document.get("baseline", {}).get("regressions", [])
-    if regressions:
-        lines += ["", "Baseline regressions: " + md_text(", ".join(regressions))]
-    others = not_passed(document)
+    if results.regressions:
+        lines += ["", "Baseline regressions: " + md_text(", ".join(results.regressions))]
+    others = not_passed(results)
     if others:
         lines += ["", "### Not passed", "", *table(others, explain=True)]
     else:
         lines += ["", "Every requirement that ran passed."]
-    everything = document["requirements"]
+    everything = results.requirements
     lines += [
         "",
         f"<details><summary>All {len(everything)} requirements</summary>",

@@ -3,21 +3,16 @@ with readable ticks, points, and horizontal rules for limits."""
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from conformance.reporting.junit import xml_safe
+from conformance.reporting.escape import html_text as esc
 
 # The lowest a log axis goes: 1 - cosine below this is float64 rounding noise.
 LOG_FLOOR = 1e-17
 BLUE, RED, ORANGE, GREY = "#0969da", "#cf222e", "#bc4c00", "#6e7781"
 MINUS = "\N{MINUS SIGN}"  # typographic, in labels and titles
-
-
-def esc(value: object) -> str:
-    return html.escape(xml_safe(str(value)), quote=True)
 
 
 WIDTH, HEIGHT = 640, 300
@@ -107,6 +102,8 @@ def y_axis(values: list[float], extra: list[float]) -> Axis:
 
 @dataclass(frozen=True)
 class Mark:
+    """A point with its tooltip; hollow when drawn on the axis's edge instead of its value."""
+
     x: float
     y: float
     tip: str

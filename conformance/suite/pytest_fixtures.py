@@ -24,10 +24,10 @@ from conformance.references.sources import (
     record_endpoint,
     record_sentence_transformers,
 )
-from conformance.reporting.tally import LATENCY_KEY
 from conformance.session import ConformanceSession
 from conformance.session_keys import session_of
 from conformance.settings import Settings
+from conformance.verdicts.tally import LATENCY_KEY
 
 
 class Answers:

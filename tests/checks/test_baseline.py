@@ -10,8 +10,8 @@ from conformance.checks.baseline import (
     errors,
     same_acceptance,
     shape,
-    status_regressions,
 )
+from conformance.verdicts.baseline_gate import status_regressions
 
 SHAPE = {
     "float": ["$:object", "data:array", "data[].embedding:array", "data[].index:number"],

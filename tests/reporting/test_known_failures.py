@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from conformance.reporting.capabilities import claims, judge_capabilities, load_capabilities
-from conformance.reporting.known_failures import (
+from conformance.verdicts.capabilities import claims, judge_capabilities, load_capabilities
+from conformance.verdicts.known_failures import (
     KnownFailure,
     apply_known_failures,
     covering,
     load_known_failures,
 )
-from conformance.reporting.tally import CHECK_KEY, REQUIREMENTS_KEY, Tally
+from conformance.verdicts.tally import CHECK_KEY, REQUIREMENTS_KEY, Tally
 
 
 def toml(tmp_path: Path, text: str) -> Path:
@@ -116,7 +116,8 @@ def test_served_but_undeclared_is_noted() -> None:
     tally = Tally()
     tally.add("t::dims", [(REQUIREMENTS_KEY, ["dimensions.honoured"])], "passed")
     judge_capabilities(tally, {"token_ids": True})
-    assert tally.annotations["dimensions.honoured"]["capability"] == {
+    capability = tally.verdicts["dimensions.honoured"].capability
+    assert capability is not None and capability.to_json() == {
         "name": "dimensions",
         "declared": False,
         "judgement": "served, but not declared",

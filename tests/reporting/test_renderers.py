@@ -19,6 +19,7 @@ from conformance.reporting import html as report
 from conformance.reporting.badge import render_badge
 from conformance.reporting.junit import render_junit
 from conformance.reporting.markdown import render_summary_md
+from conformance.reporting.results import Results
 from tests.reporting.sample import HOSTILE, sample_document
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -75,7 +76,7 @@ def svgs(page: str) -> list[ET.Element]:
 
 
 def test_html_loads_nothing_from_outside() -> None:
-    page = report.render_html(sample_document())
+    page = report.render_html(Results.from_json(sample_document()))
     tags = parsed(page)
     assert not [t for t, _ in tags.tags if t in ("link", "img", "iframe", "object", "embed")]
     assert not [attrs for _, attrs in tags.tags if "src" in attrs]
@@ -89,7 +90,7 @@ def test_html_loads_nothing_from_outside() -> None:
 
 
 def test_html_escapes_hostile_text() -> None:
-    page = report.render_html(sample_document())
+    page = report.render_html(Results.from_json(sample_document()))
     assert HOSTILE not in page
     assert html.escape(HOSTILE) in page
     tags = parsed(page)
@@ -98,7 +99,7 @@ def test_html_escapes_hostile_text() -> None:
 
 
 def test_html_runs_only_the_script_its_policy_names() -> None:
-    tags = parsed(report.render_html(sample_document()))
+    tags = parsed(report.render_html(Results.from_json(sample_document())))
     (script,) = tags.scripts
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     policy = next(a["content"] for t, a in tags.tags if a.get("http-equiv"))
@@ -107,7 +108,7 @@ def test_html_runs_only_the_script_its_policy_names() -> None:
 
 def test_html_shows_verdict_certification_and_every_requirement() -> None:
     document = sample_document()
-    page = report.render_html(document)
+    page = report.render_html(Results.from_json(document))
     assert '<header class="banner fail"><div class="verdict">FAIL</div>' in page
     assert "NOT CERTIFIED" in page
     assert "reference.agreement failed" in page
@@ -129,7 +130,7 @@ def test_html_shows_verdict_certification_and_every_requirement() -> None:
 
 
 def test_html_filters_are_hidden_until_the_script_runs() -> None:
-    tags = parsed(report.render_html(sample_document()))
+    tags = parsed(report.render_html(Results.from_json(sample_document())))
     form = next(a for t, a in tags.tags if t == "form")
     assert form["id"] == "filters" and "hidden" in form
     names = [a["name"] for t, a in tags.tags if t == "select"]
@@ -137,7 +138,7 @@ def test_html_filters_are_hidden_until_the_script_runs() -> None:
 
 
 def test_html_details_every_failing_requirement() -> None:
-    page = report.render_html(sample_document())
+    page = report.render_html(Results.from_json(sample_document()))
     failures = page[page.index('<section id="failures">') :]
     for requirement_id in ("reference.agreement", "input.token-ids", "errors.content-type"):
         assert f'id="req-{requirement_id}"' in failures
@@ -150,9 +151,9 @@ def test_html_details_every_failing_requirement() -> None:
 
 
 def test_html_warns_loudly_without_a_reference() -> None:
-    assert "compared with nothing" not in report.render_html(sample_document())
+    assert "compared with nothing" not in report.render_html(Results.from_json(sample_document()))
     document = sample_document(reference={"kind": "none", "spec": "none"})
-    assert 'class="notice"' in report.render_html(document)
+    assert 'class="notice"' in report.render_html(Results.from_json(document))
 
 
 def test_html_of_a_passing_run() -> None:
@@ -161,14 +162,14 @@ def test_html_of_a_passing_run() -> None:
         requirements=sample_document()["requirements"][:2],
         certification={"certified": True, "reasons": []},
     )
-    page = report.render_html(document)
+    page = report.render_html(Results.from_json(document))
     assert '<header class="banner pass">' in page and ">CERTIFIED<" in page
     assert 'id="failures"' not in page
 
 
 def test_html_plots_are_svg_with_every_point() -> None:
     document = sample_document()
-    page = report.render_html(document)
+    page = report.render_html(Results.from_json(document))
     plots = svgs(page)
     assert len(plots) == 3
     for plot, series in zip(plots, ("norms", "agreement", "latency"), strict=True):
@@ -184,7 +185,7 @@ def test_html_plots_are_svg_with_every_point() -> None:
 
 def test_html_without_series_says_no_data() -> None:
     document = sample_document(series={"norms": [], "agreement": [], "latency": []})
-    page = report.render_html(document)
+    page = report.render_html(Results.from_json(document))
     assert not svgs(page)
     assert page.count('<div class="nodata">no data</div>') == 4  # three plots, slowest requests
 
@@ -227,7 +228,7 @@ def cells(row: str) -> list[str]:
 
 
 def test_markdown_heading_and_run_line() -> None:
-    lines = render_summary_md(sample_document()).splitlines()
+    lines = render_summary_md(Results.from_json(sample_document())).splitlines()
     assert lines[0] == "## embedding-conformance: FAIL — all-MiniLM-L6-v2"
     assert "127.0.0.1:8000/v1/embeddings" in lines[2] and "tier fp32" in lines[2]
     assert "profile full" in lines[2]
@@ -235,7 +236,7 @@ def test_markdown_heading_and_run_line() -> None:
 
 
 def test_markdown_lists_what_did_not_pass_failures_first() -> None:
-    text = render_summary_md(sample_document())
+    text = render_summary_md(Results.from_json(sample_document()))
     not_passed = text[text.index("### Not passed") : text.index("<details>")]
     rows = [cells(line) for line in not_passed.splitlines() if line.startswith("| ")][1:]
     assert [(r[0], r[2]) for r in rows] == [
@@ -249,14 +250,14 @@ def test_markdown_lists_what_did_not_pass_failures_first() -> None:
     ]
     assert all(len(row) == 7 for row in rows)  # escaped pipes split no cell
     agreement, warning = rows[0], rows[1]
-    assert agreement[3:6] == ["0.0021", "\\<= 1e-05", "-0.00209"]
+    assert agreement[3:6] == ["0.0021", "&lt;= 1e-05", "-0.00209"]  # one escaper: entities
     assert warning[3] == "text/plain \\| charset=utf-8"
-    assert "<script>" not in text and "\\<script\\>" in text
+    assert "<script>" not in text and "&lt;script&gt;" in text
 
 
 def test_markdown_folds_every_requirement_away() -> None:
     document = sample_document()
-    text = render_summary_md(document)
+    text = render_summary_md(Results.from_json(document))
     folded = text[text.index("<details>") : text.index("</details>")]
     rows = [cells(line) for line in folded.splitlines() if line.startswith("| ")][1:]
     assert [r[2] for r in rows] == [r["id"] for r in document["requirements"]]
@@ -265,7 +266,7 @@ def test_markdown_folds_every_requirement_away() -> None:
 def test_markdown_of_a_passing_run() -> None:
     document = sample_document(verdict="PASS", requirements=sample_document()["requirements"][:2])
     document.pop("certification")
-    text = render_summary_md(document)
+    text = render_summary_md(Results.from_json(document))
     assert text.startswith("## embedding-conformance: PASS — all-MiniLM-L6-v2\n")
     assert "Every requirement that ran passed." in text and "### Not passed" not in text
 
@@ -278,7 +279,7 @@ def badge_text(svg: ET.Element) -> list[str]:
 
 
 def test_badge_shows_verdict_and_passed_of_ran() -> None:
-    svg = ET.fromstring(render_badge(sample_document()))
+    svg = ET.fromstring(render_badge(Results.from_json(sample_document())))
     assert svg.tag == f"{SVG}svg"
     texts = badge_text(svg)
     assert "embeddings all-MiniLM-L6-v2" in texts
@@ -294,7 +295,7 @@ def test_badge_shows_verdict_and_passed_of_ran() -> None:
 def test_badge_of_a_certified_run_with_a_hostile_model_name() -> None:
     document = sample_document(verdict="PASS", certification={"certified": True, "reasons": []})
     document["endpoint"]["model"] = f"m{HOSTILE}&\x00"
-    svg = ET.fromstring(render_badge(document))
+    svg = ET.fromstring(render_badge(Results.from_json(document)))
     texts = badge_text(svg)
     assert "PASS 2/8 · CERTIFIED" in texts
     assert any(HOSTILE in text for text in texts)  # shown as text, parsed back intact
@@ -313,7 +314,7 @@ def properties(case: ET.Element) -> dict[str, str]:
 
 
 def test_junit_counts_match_the_document() -> None:
-    root = ET.fromstring(render_junit(sample_document()))
+    root = ET.fromstring(render_junit(Results.from_json(sample_document())))
     (suite,) = root.iter("testsuite")
     assert suite.get("name") == "embedding-conformance"
     assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("9", "2", "4")
@@ -324,7 +325,7 @@ def test_junit_counts_match_the_document() -> None:
 
 
 def test_junit_fails_what_fails_the_run() -> None:
-    cases = cases_by_name(ET.fromstring(render_junit(sample_document())))
+    cases = cases_by_name(ET.fromstring(render_junit(Results.from_json(sample_document()))))
     agreement = cases["reference.agreement"]
     assert agreement.get("classname") == "conformance.reference"
     failure = agreement.find("failure")
@@ -336,7 +337,9 @@ def test_junit_fails_what_fails_the_run() -> None:
 
 
 def test_junit_should_failure_is_a_warning() -> None:
-    case = cases_by_name(ET.fromstring(render_junit(sample_document())))["errors.content-type"]
+    case = cases_by_name(ET.fromstring(render_junit(Results.from_json(sample_document()))))[
+        "errors.content-type"
+    ]
     assert case.find("failure") is None and case.find("skipped") is None
     assert (
         properties(case)["warning"] == "measured text/plain | charset=utf-8 vs == application/json"
@@ -346,7 +349,7 @@ def test_junit_should_failure_is_a_warning() -> None:
 
 
 def test_junit_skips_what_was_not_judged() -> None:
-    cases = cases_by_name(ET.fromstring(render_junit(sample_document())))
+    cases = cases_by_name(ET.fromstring(render_junit(Results.from_json(sample_document()))))
     skips = {name: case.find("skipped") for name, case in cases.items()}
     messages = {name: skip.get("message") for name, skip in skips.items() if skip is not None}
     assert messages == {
@@ -362,7 +365,7 @@ def test_junit_skips_what_was_not_judged() -> None:
 
 
 def test_junit_properties_carry_measurements() -> None:
-    cases = cases_by_name(ET.fromstring(render_junit(sample_document())))
+    cases = cases_by_name(ET.fromstring(render_junit(Results.from_json(sample_document()))))
     assert properties(cases["reference.agreement"]) == {
         "requirement": "reference.agreement",
         "level": "MUST",

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from conformance.reporting.html import render_html
+from conformance.reporting.results import Results
 from tests.reporting.sample import sample_document
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -66,7 +67,7 @@ def run_chromium(tmp_path: Path, page: Path, *action: str) -> subprocess.Complet
 
 def sample_page(tmp_path: Path) -> Path:
     page = tmp_path / "report.html"
-    page.write_text(render_html(sample_document()), encoding="utf-8")
+    page.write_text(render_html(Results.from_json(sample_document())), encoding="utf-8")
     return page
 
 

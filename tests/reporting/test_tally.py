@@ -11,20 +11,21 @@ import numpy as np
 
 from conformance.checks.result import CheckResult, at_most, equals, no_offenders
 from conformance.checks.vectors import check_unit_norm
-from conformance.reporting.summary import (
+from conformance.reporting.terminal import (
     final_line,
     note_lines,
     requirement_lines,
     results_document,
 )
-from conformance.reporting.tally import (
+from conformance.requirements import CATALOGUE
+from conformance.verdicts.record import CheckRecord
+from conformance.verdicts.tally import (
     CHECK_KEY,
     REQUIREMENTS_KEY,
     Tally,
     Verdict,
     statuses_for_test,
 )
-from conformance.requirements import CATALOGUE
 
 NORM = "normalization.unit-norm"
 FINITE = "finite.values"
@@ -45,6 +46,11 @@ def failing(requirement: str, margin: float = -1.0) -> dict[str, Any]:
     return record(requirement, at_most(1.0 - margin, 1.0, "too far", 0))
 
 
+def typed(*checks: dict[str, Any]) -> list[CheckRecord]:
+    """Records as the tally reads them off the wire."""
+    return [CheckRecord.from_json(check) for check in checks]
+
+
 def properties(requirements: list[str], *checks: dict[str, Any]) -> list[tuple[str, Any]]:
     return [(REQUIREMENTS_KEY, requirements), *((CHECK_KEY, c) for c in checks)]
 
@@ -53,28 +59,28 @@ def properties(requirements: list[str], *checks: dict[str, Any]) -> list[tuple[s
 
 
 def test_passed_test_passes_its_requirements() -> None:
-    statuses = statuses_for_test([NORM, FINITE], [passing(NORM)], "passed")
+    statuses = statuses_for_test([NORM, FINITE], typed(passing(NORM)), "passed")
     assert statuses == {NORM: "PASS", FINITE: "PASS"}
 
 
 def test_failing_check_fails_its_requirement() -> None:
-    statuses = statuses_for_test([NORM], [failing(NORM)], "failed")
+    statuses = statuses_for_test([NORM], typed(failing(NORM)), "failed")
     assert statuses == {NORM: "FAIL"}
 
 
 def test_failed_test_without_a_failing_check_fails_every_requirement() -> None:
-    statuses = statuses_for_test([NORM, FINITE], [passing(NORM)], "failed")
+    statuses = statuses_for_test([NORM, FINITE], typed(passing(NORM)), "failed")
     assert statuses == {NORM: "FAIL", FINITE: "FAIL"}
 
 
 def test_explained_failure_leaves_other_requirements_their_own_status() -> None:
-    checks = [passing(FINITE), failing(NORM)]
+    checks = typed(passing(FINITE), failing(NORM))
     statuses = statuses_for_test([FINITE, NORM, NONZERO], checks, "failed")
     assert statuses == {FINITE: "PASS", NORM: "FAIL", NONZERO: "SKIPPED"}
 
 
 def test_passed_test_with_a_failing_should_check_fails_that_requirement() -> None:
-    statuses = statuses_for_test([MONOTONIC], [failing(MONOTONIC)], "passed")
+    statuses = statuses_for_test([MONOTONIC], typed(failing(MONOTONIC)), "passed")
     assert statuses == {MONOTONIC: "FAIL"}
 
 
@@ -96,13 +102,13 @@ def test_unsupported_prefix_must_start_the_reason() -> None:
 
 def test_failure_recorded_before_a_skip_is_not_hidden() -> None:
     statuses = statuses_for_test(
-        [NORM, FINITE], [failing(NORM)], "skipped", "could not be measured"
+        [NORM, FINITE], typed(failing(NORM)), "skipped", "could not be measured"
     )
     assert statuses == {NORM: "FAIL", FINITE: "SKIPPED"}
 
 
 def test_failure_recorded_before_an_unsupported_skip_is_not_hidden() -> None:
-    statuses = statuses_for_test([NORM], [failing(NORM)], "skipped", "unsupported: nope")
+    statuses = statuses_for_test([NORM], typed(failing(NORM)), "skipped", "unsupported: nope")
     assert statuses == {NORM: "FAIL"}
 
 
@@ -176,41 +182,45 @@ def test_add_without_a_requirements_property_records_nothing() -> None:
 
 def test_worst_is_the_check_with_the_smallest_margin() -> None:
     verdict = Verdict()
-    verdict.merge("PASS", [passing(NORM, 0.5), passing(NORM, 0.125), passing(NORM, 0.25)], "t")
+    verdict = verdict.merge(
+        "PASS", typed(passing(NORM, 0.5), passing(NORM, 0.125), passing(NORM, 0.25)), "t"
+    )
     assert verdict.worst is not None
-    assert verdict.worst["margin"] == 0.125
+    assert verdict.worst.margin == 0.125
 
 
 def test_a_failing_check_is_worse_than_any_passing_one() -> None:
     verdict = Verdict()
-    verdict.merge("PASS", [passing(NORM, 0.001)], "t1")
+    verdict = verdict.merge("PASS", typed(passing(NORM, 0.001)), "t1")
     fail = record(NORM, equals(3, 4, "count"))  # margin None
-    verdict.merge("FAIL", [fail], "t2")
-    verdict.merge("PASS", [passing(NORM, 0.0)], "t3")
-    assert verdict.worst == fail
+    verdict = verdict.merge("FAIL", typed(fail), "t2")
+    verdict = verdict.merge("PASS", typed(passing(NORM, 0.0)), "t3")
+    assert verdict.worst == CheckRecord.from_json(fail).in_test("t2")
 
 
 def test_worst_failing_check_is_the_most_negative_margin() -> None:
     verdict = Verdict()
-    verdict.merge("FAIL", [failing(NORM, -0.5), failing(NORM, -4.0), failing(NORM, -1.0)], "t")
+    verdict = verdict.merge(
+        "FAIL", typed(failing(NORM, -0.5), failing(NORM, -4.0), failing(NORM, -1.0)), "t"
+    )
     assert verdict.worst is not None
-    assert verdict.worst["margin"] == -4.0
+    assert verdict.worst.margin == -4.0
 
 
 def test_numeric_margin_replaces_a_missing_one() -> None:
     verdict = Verdict()
-    verdict.merge("FAIL", [record(NORM, equals(1, 2, "x"))], "t")
-    verdict.merge("FAIL", [record(NORM, no_offenders([0], 1, "bad", "e"))], "t")
+    verdict = verdict.merge("FAIL", typed(record(NORM, equals(1, 2, "x"))), "t")
+    verdict = verdict.merge("FAIL", typed(record(NORM, no_offenders([0], 1, "bad", "e"))), "t")
     assert verdict.worst is not None
-    assert verdict.worst["margin"] == -1.0
+    assert verdict.worst.margin == -1.0
 
 
 def test_worst_is_a_copy_of_the_record() -> None:
     check = failing(NORM)
     verdict = Verdict()
-    verdict.merge("FAIL", [check], "t")
+    verdict = verdict.merge("FAIL", typed(check), "t")
     check["margin"] = 99.0
-    assert verdict.worst is not None and verdict.worst["margin"] == -1.0
+    assert verdict.worst is not None and verdict.worst.margin == -1.0
 
 
 # Tally.counts

@@ -16,11 +16,14 @@ refused or wrong FAILS; one served but not declared is noted. The file is TOML::
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from conformance.reporting.tally import Tally
 from conformance.tolerances import LARGE_BATCH
+from conformance.verdicts.status import Status
+from conformance.verdicts.tally import Tally
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -37,7 +40,7 @@ MEASURED_BY: dict[str, tuple[str, ...]] = {
     "max_batch": ("batch.large",),
     "max_tokens": (),  # recorded with the run; the suite reads the context from the server
 }
-PROMISE_KEPT = {"PASS": "declared, and served right", "FAIL": "declared, and FAILS"}
+PROMISE_KEPT = {Status.PASS: "declared, and served right", Status.FAIL: "declared, and FAILS"}
 KINDS: dict[str, type] = {
     "token_ids": bool,
     "dimensions": bool,
@@ -46,6 +49,23 @@ KINDS: dict[str, type] = {
     "max_batch": int,
     "max_tokens": int,
 }
+
+
+@dataclass(frozen=True)
+class CapabilityJudgement:
+    """The capability that measures a requirement, whether it was declared, and what the
+    vendor's word came to against the answers."""
+
+    name: str
+    declared: bool
+    judgement: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CapabilityJudgement:
+        return cls(str(data.get("name", "")), bool(data.get("declared")), str(data["judgement"]))
 
 
 def load_capabilities(path: str | Path) -> dict[str, Any]:
@@ -92,21 +112,18 @@ def judge_capabilities(tally: Tally, declared: dict[str, Any] | None) -> None:
     if declared is None:
         return
     for name, requirements in MEASURED_BY.items():
-        value = declared.get(name)
+        promised = _promised(name, declared.get(name))
         for requirement in requirements:
             verdict = tally.verdicts.get(requirement)
-            if verdict is None or verdict.status == "NOT RUN":
+            if verdict is None or verdict.status is Status.NOT_RUN:
                 continue
-            promised = _promised(name, value)
+            notes: tuple[str, ...] = ()
             if promised:
                 judgement = PROMISE_KEPT.get(verdict.status, f"declared; {verdict.status}")
-            elif verdict.status == "PASS":
+            elif verdict.status is Status.PASS:
                 judgement = "served, but not declared"
-                verdict.notes.append(f"{name} is served, but not declared in --capabilities")
+                notes = (f"{name} is served, but not declared in --capabilities",)
             else:
                 judgement = f"not declared; {verdict.status}"
-            tally.annotations.setdefault(requirement, {})["capability"] = {
-                "name": name,
-                "declared": promised,
-                "judgement": judgement,
-            }
+            judged = CapabilityJudgement(name, promised, judgement)
+            tally.annotate(requirement, notes, capability=judged)

@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from conformance.corpus import load_cases
-from conformance.reporting.tally import Tally
 from conformance.requirements import BY_ID
+from conformance.verdicts.status import Status
+from conformance.verdicts.tally import Tally
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -41,6 +42,14 @@ class KnownFailure:
 
     def covers(self, requirement: str, case: str | None) -> bool:
         return requirement == self.requirement and self.case in (None, case)
+
+    def to_json(self) -> dict[str, Any]:
+        """As results.json shows it under a requirement (the requirement is its key)."""
+        return {"reason": self.reason, "link": self.link, "case": self.case}
+
+    @classmethod
+    def from_json(cls, requirement: str, data: Mapping[str, Any]) -> KnownFailure:
+        return cls(requirement, str(data.get("reason", "")), data.get("link"), data.get("case"))
 
 
 def _entry(number: int, raw: Any, cases: set[str]) -> KnownFailure:
@@ -79,6 +88,7 @@ def load_known_failures(path: str | Path) -> tuple[KnownFailure, ...]:
 
 
 def to_json(entries: Iterable[KnownFailure]) -> list[dict[str, Any]]:
+    """The entries as plain data, as xdist workers receive them with the settings."""
     return [asdict(entry) for entry in entries]
 
 
@@ -102,18 +112,20 @@ def covering(
 
 def apply_known_failures(tally: Tally, entries: Iterable[KnownFailure]) -> None:
     """FAIL -> XFAIL where every failure is listed; PASS -> STALE where an entry names it."""
+    entries = tuple(entries)
     for entry in entries:
         verdict = tally.verdicts.get(entry.requirement)
         if verdict is None:  # not in play in this run
             continue
-        tally.annotations.setdefault(entry.requirement, {})["known_failure"] = {
-            "reason": entry.reason,
-            "link": entry.link,
-            "case": entry.case,
-        }
-        failures = [(entry.requirement, r.get("case")) for r in verdict.failure_records]
-        if verdict.status == "FAIL" and covering(entries, failures) is not None:
-            verdict.status, verdict.reason = "XFAIL", f"known failure: {entry.reason}"
-        elif verdict.status == "PASS":  # fixed: the entry must go, or it hides a regression
-            verdict.status = "STALE"
-            verdict.reason = f"listed as a known failure ({entry.reason}), but it passes"
+        tally.annotate(entry.requirement, known_failure=entry)
+        failures = [(entry.requirement, t.case) for t in verdict.transcripts]
+        if verdict.status is Status.FAIL and covering(entries, failures) is not None:
+            tally.annotate(
+                entry.requirement, status=Status.XFAIL, reason=f"known failure: {entry.reason}"
+            )
+        elif verdict.status is Status.PASS:  # fixed: the entry must go, or it hides a regression
+            tally.annotate(
+                entry.requirement,
+                status=Status.STALE,
+                reason=f"listed as a known failure ({entry.reason}), but it passes",
+            )

@@ -1,0 +1,45 @@
+"""One escaper per output format. Every string of a results document may be a server's (a
+model name, an error detail, a response body) and is hostile until escaped for its medium."""
+
+from __future__ import annotations
+
+import html
+import re
+
+# XML 1.0 cannot carry control characters or lone surrogates, escaped or not: one hostile byte
+# in a server's answer must not make the whole file unreadable.
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+# Markdown punctuation that could turn text into emphasis, code, links, headings or table
+# columns; backslash-escaped, each renders as itself. (<, > and & become entities.)
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]#+!|~])")
+
+
+def _escaped(char: str) -> str:
+    return char.encode("unicode_escape").decode("ascii")
+
+
+def xml_safe(text: str) -> str:
+    """``text`` with every character XML cannot represent written as its escape (``\\x1b``)."""
+    return _NOT_XML.sub(lambda match: _escaped(match.group()), text)
+
+
+def terminal_text(value: object) -> str:
+    """Text safe for a terminal: control characters (escape sequences) shown escaped."""
+    return "".join(char if char.isprintable() else _escaped(char) for char in str(value))
+
+
+def html_text(value: object) -> str:
+    """``value`` as HTML text or a quoted attribute value: markup characters as entities,
+    characters HTML cannot carry as their escapes."""
+    return html.escape(xml_safe(str(value)), quote=True)
+
+
+def markdown_text(value: object, limit: int | None = None) -> str:
+    """``value`` as literal Markdown text on one line (at most ``limit`` characters before
+    escaping), safe in a heading, a list item or a table cell: no markup, no HTML, no link,
+    no column break, no control character."""
+    text = terminal_text(" ".join(str(value).split()))
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return html.escape(_MARKDOWN.sub(r"\\\1", text), quote=False)

@@ -1,0 +1,45 @@
+"""From pytest's reports to the tally: which phase of a test gives its verdict, what its
+outcome and reason were, and which failures a --known-failures entry must cover."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import pytest
+
+from conformance.verdicts.record import CheckRecord
+from conformance.verdicts.tally import CHECK_KEY, REQUIREMENTS_KEY, Tally
+
+KNOWN_FAILURE = "known failure: "  # the xfail reason of a test a --known-failures entry covers
+ERROR_LIMIT = 200  # characters of a failed test's last error line
+
+
+def add_report(tally: Tally, report: pytest.TestReport) -> None:
+    """One verdict per test: from the call phase, or from setup when it never got there.
+    The requests a test sent are on its teardown report."""
+    if report.when == "teardown":
+        tally.add_timings(report.nodeid, report.user_properties)
+    if report.when != "call" and (report.when != "setup" or report.outcome == "passed"):
+        return
+    outcome, reason = report.outcome, ""
+    if str(getattr(report, "wasxfail", "")).startswith(KNOWN_FAILURE):
+        outcome = "failed"  # judged as failed; the known-failures file decides its status
+    elif report.skipped and isinstance(report.longrepr, tuple):
+        reason = report.longrepr[2].removeprefix("Skipped: ")
+    error = report.longreprtext.strip().splitlines()[-1] if outcome == "failed" else ""
+    tally.add(
+        report.nodeid, report.user_properties, outcome, reason, error[:ERROR_LIMIT], report.duration
+    )
+
+
+def failures_of(properties: Iterable[tuple[str, Any]]) -> list[tuple[str, str | None]]:
+    """(requirement, case) of each failed check of a failed test; without one (it failed
+    outside any check) every requirement of the test, for no case in particular."""
+    properties = list(properties)
+    checks = [CheckRecord.from_json(v) for k, v in properties if k == CHECK_KEY]
+    failures = [(check.requirement, check.case) for check in checks if not check.passed]
+    if failures:
+        return failures
+    ids: list[str] = next((v for k, v in properties if k == REQUIREMENTS_KEY), [])
+    return [(requirement, None) for requirement in ids]

@@ -1,0 +1,111 @@
+"""What one check recorded (``CheckRecord``), and what a failure leaves for the reports
+(``Transcript``). Both cross process and file boundaries as plain data: xdist ships a test's
+``user_properties`` between processes, results.json stores them; ``to_json``/``from_json``
+are the only conversions."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from conformance.checks.result import CheckResult
+
+Measured = float | int | str
+
+
+@dataclass(frozen=True)
+class CheckRecord:
+    """One check's outcome on one test: the measurement, its limit and margin, the input it
+    names, and (on a failure) the transcript of the exchange behind it."""
+
+    requirement: str
+    passed: bool
+    measured: Measured
+    limit: str
+    margin: float | None
+    detail: str
+    index: int | None = None  # position of the worst input in the request
+    case: str | None = None  # that input's case id
+    response: str | None = None  # the server's answer, on a failure
+    reproducer: str | None = None  # a curl command that sends the request again
+    test: str = ""  # the test's node id, once the tally has placed it
+
+    @classmethod
+    def of(cls, requirement: str, result: CheckResult, case: str | None = None) -> CheckRecord:
+        return cls(requirement, **asdict(result), case=case)
+
+    def in_test(self, nodeid: str) -> CheckRecord:
+        return replace(self, test=nodeid)
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain data; the transcript and the test only when there is one."""
+        data = asdict(self)
+        for key in ("response", "reproducer"):
+            if data[key] is None:
+                del data[key]
+        if not self.test:
+            del data["test"]
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CheckRecord:
+        return cls(
+            requirement=str(data.get("requirement", "")),
+            passed=bool(data["passed"]),
+            measured=data.get("measured", ""),
+            limit=str(data.get("limit", "")),
+            margin=data.get("margin"),
+            detail=str(data.get("detail", "")),
+            index=data.get("index"),
+            case=data.get("case"),
+            response=data.get("response"),
+            reproducer=data.get("reproducer"),
+            test=str(data.get("test") or ""),
+        )
+
+    def severity(self) -> tuple[bool, float]:
+        """For sorting: failed checks first, then the smallest margin (none: last)."""
+        return self.passed, float("inf") if self.margin is None else float(self.margin)
+
+    def worse_than(self, other: CheckRecord | None) -> bool:
+        """A failure is worse than a pass; then the smaller margin (a margin beats none)."""
+        if other is None:
+            return True
+        if other.passed != self.passed:
+            return not self.passed
+        if self.margin is None:
+            return False
+        return other.margin is None or self.margin < other.margin
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """A failure as the reports show it: which test, what failed, what came back, and how to
+    send the request again (response and reproducer only when an exchange was behind it)."""
+
+    test: str
+    detail: str
+    case: str | None = None
+    response: str | None = None
+    reproducer: str | None = None
+
+    @classmethod
+    def of(cls, check: CheckRecord) -> Transcript:
+        return cls(check.test, check.detail, check.case, check.response, check.reproducer)
+
+    def line(self) -> str:
+        return f"{self.test}: {self.detail}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {key: getattr(self, key) for key in ("test", "detail", "response", "reproducer")}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Transcript:
+        return cls(
+            str(data.get("test", "")),
+            str(data.get("detail", "")),
+            data.get("case"),
+            data.get("response"),
+            data.get("reproducer"),
+        )
