@@ -21,7 +21,7 @@ from conformance.options import given_options, selects
 from conformance.preflight import PreflightError, check_embeddings_route, open_client
 from conformance.references import GoldenError, ReferenceSpec
 from conformance.references.baseline import Baseline, load_baseline
-from conformance.references.identify import choose_reference
+from conformance.references.identify import DimensionFailure, choose_reference
 from conformance.reporting import integrity
 from conformance.reporting.terminal import SummaryLine, summary_lines
 from conformance.reporting.writer import write_run
@@ -37,12 +37,15 @@ from conformance.verdicts.certification import (
 from conformance.verdicts.judge import fails_for_rules, judge_run
 from conformance.verdicts.known_failures import KnownFailure, covering, from_json
 from conformance.verdicts.outcomes import KNOWN_FAILURE, add_report, failures_of
+from conformance.verdicts.record import CheckRecord
+from conformance.verdicts.status import Status
 from conformance.verdicts.tally import REQUIREMENTS_KEY, Tally
 
 if TYPE_CHECKING:  # started by conformance.builtin only for --endpoint builtin
     from conformance.server.process import ServerProcess
 
 COLLECT_ONLY_URL = "http://builtin.invalid"  # collecting needs no server
+IDENTIFICATION = "reference identification"  # the 'test' of a verdict given while identifying
 
 
 @dataclass
@@ -62,6 +65,9 @@ class ConformanceSession:
     reports: list[Path] = field(default_factory=list)  # the files written
     deselected: int = 0  # tests deselected by any means
     out_of_play: int = 0  # of which: tests of requirements not in play in this run
+    # The run's verdict given before any test: identifying the reference found no fixed
+    # dimension (a FAIL of that dimension requirement); no test runs.
+    dimension_failure: DimensionFailure | None = None
 
     def __post_init__(self) -> None:
         self.tally = Tally(r for r in CATALOGUE if self.in_play(r))
@@ -108,7 +114,9 @@ class ConformanceSession:
 
     def worker_settings(self) -> dict[str, Any]:
         """What every xdist worker receives: the settings as the preflight resolved them."""
-        reference = self.reference.spec if self.reference is not None else "none"
+        reference: str | None = self.reference.spec if self.reference is not None else "none"
+        if self.dimension_failure is not None:  # each worker identifies, fails, runs nothing
+            reference = self.settings.reference
         return replace(self.settings, model=self.model, reference=reference).to_json()
 
     def stop(self) -> None:
@@ -130,7 +138,10 @@ class ConformanceSession:
         except PreflightError as exc:
             raise pytest.UsageError(f"embedding-conformance preflight failed: {exc}") from None
         try:
-            self.reference = choose_reference(s.reference, client, s.tolerances.cosine_atol)
+            try:
+                self.reference = choose_reference(s.reference, client, s.tolerances.cosine_atol)
+            except DimensionFailure as failure:
+                self.fail_before_any_test(failure)
             self.baseline = load_baseline(s.baseline) if s.baseline else None
             if s.sign_key and not self.on_worker:
                 self.sign_key = integrity.load_private_key(Path(s.sign_key))
@@ -138,16 +149,43 @@ class ConformanceSession:
             raise pytest.UsageError(f"embedding-conformance: {exc}") from None
         self.client = client
 
+    def fail_before_any_test(self, failure: DimensionFailure) -> None:
+        """Identifying the reference found vectors with no fixed dimension: the run is a FAIL
+        of that dimension requirement, judged on the identification's answer (its message,
+        response and reproducer in the tally), and no test runs (``select`` deselects them
+        all), as no reference can make such vectors right. Every other requirement is NOT RUN,
+        saying why."""
+        self.dimension_failure = failure
+        exchange = failure.exchange
+        record = CheckRecord.of(failure.requirement, failure.result)
+        record = replace(record, response=exchange.describe()[:300], reproducer=exchange.curl())
+        verdict = self.tally.verdicts.get(failure.requirement)
+        if verdict is not None:
+            self.tally.verdicts[failure.requirement] = verdict.merge(
+                Status.FAIL, [record], IDENTIFICATION
+            )
+            self.tally.annotate(failure.requirement, notes=(failure.result.detail,))
+        why = f"not run: {failure.requirement} FAILED while identifying the reference"
+        for requirement_id in list(self.tally.verdicts):
+            if requirement_id != failure.requirement:
+                self.tally.annotate(requirement_id, reason=why)
+
     @property
     def unreferenced(self) -> bool:
         """Started with --reference none: the vectors are compared with nothing."""
-        return self.client is not None and self.reference is None
+        return self.client is not None and self.reference is None and not self.dimension_failure
 
     def header_lines(self) -> list[str]:
         known = len(self.known_failures)
-        return header_lines(
+        lines = header_lines(
             self.settings, self.model, self.reference, self.unreferenced, self.baseline, known
         )
+        failure = self.dimension_failure
+        if failure is not None:
+            lines.append(
+                f"  reference: none identified: {failure.requirement} FAILED, no test runs"
+            )
+        return lines
 
     # collection and verdicts ----------------------------------------------------------------
 
@@ -156,6 +194,8 @@ class ConformanceSession:
         one of them is in play. An unknown id is a usage error."""
         selected: list[pytest.Item] = []
         deselected: list[pytest.Item] = []
+        if self.dimension_failure is not None:  # the run's verdict is given: nothing runs
+            return selected, list(items)
         for item in items:
             ids = [i for marker in item.iter_markers("requirement") for i in marker.args]
             unknown = [i for i in ids if i not in BY_ID]
@@ -200,7 +240,7 @@ class ConformanceSession:
         if results_json is not None or report_dir is not None:
             self.document = self.results_document(config)
             self.reports = write_run(self.document, results_json, report_dir)
-        return fails_for_rules(self.tally, self.regressions)
+        return fails_for_rules(self.tally, self.regressions) or self.dimension_failure is not None
 
     def results_document(self, config: pytest.Config) -> dict[str, Any]:
         """The run as data (conformance/reporting/results.schema.json), sealed and signed."""

@@ -3,6 +3,7 @@ skipped; without it, a bundled model served under another name is identified by 
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -94,3 +95,27 @@ def test_an_unknown_model_with_no_reference_stops_with_the_ways_out(
     assert run.returncode == 4, run.output
     assert "no reference for model 'hostile-model'" in run.output
     assert "--reference golden:DIR" in run.output and "--reference none" in run.output
+
+
+def test_a_per_token_server_under_an_alias_fails_the_dimension_requirement(
+    tmp_path: Path,
+) -> None:
+    """Vectors whose length grows with the input match no golden, and no reference would make
+    them right: not a usage error (exit 4) but a FAIL of dimension.consistent (exit 1), judged
+    on the identification's answer, in the terminal and in results.json; nothing else runs."""
+    with reference_server("--fault", "per-token", "--served-model-name", "all-minilm") as url:
+        run = run_suite(tmp_path, "--endpoint", url, *FAST)
+    assert run.returncode == 1, run.output
+    assert run.with_status("FAIL") == {"dimension.consistent"}, run.output
+    assert run.with_status("NOT RUN") == IN_PLAY - {"dimension.consistent"}
+    assert "vectors of different lengths" in run.output
+    assert "cannot be stacked" in run.output
+    assert re.search(r"FAIL\s+MUST\s+dimension\.consistent\s+measured \d+ vs == 0", run.output)
+    assert run.results is not None and run.results["verdict"] == "FAIL"
+    (entry,) = [r for r in run.results["requirements"] if r["id"] == "dimension.consistent"]
+    (failure,) = entry["failures"]
+    assert failure["test"] == "reference identification"
+    assert "cannot be stacked" in failure["detail"]
+    assert failure["reproducer"].startswith("curl ")
+    assert "reference: none identified: dimension.consistent FAILED" in run.output
+    assert "conformance: 0 passed, 1 failed" in run.output

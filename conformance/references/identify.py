@@ -5,16 +5,22 @@ Matched by name only, such a run would compare the vectors with nothing and coul
 server that returns one vector for every input. So the suite embeds a few fingerprint inputs
 and compares them with every bundled golden: a golden that agrees within the tier is the
 reference; when none does, the run stops and names the closest one, with how far it is.
+
+A server whose vectors have no fixed dimension (one vector per token: its length grows with the
+input) matches no golden, and no reference would make it right: that is no usage error but a
+FAIL of the dimension requirement the answer breaks (``DimensionFailure``), measured by its check.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from conformance.checks import dimension
 from conformance.checks.agreement import cosine_distances
-from conformance.client import EmbeddingsClient, EndpointError
+from conformance.checks.result import CheckResult
+from conformance.client import EmbeddingsClient, EndpointError, Exchange
 from conformance.references import (
     DEFAULT_SOURCE,
     ReferenceSpec,
@@ -45,6 +51,19 @@ WAYS_OUT = (
     "--reference sentence-transformers:PATH, or the URL of a trusted server (e.g. bare vLLM); "
     "or run without one: --reference none (vectors not compared with any reference)."
 )
+WRONG_WHATEVER_THE_REFERENCE = (
+    "a dimension that grows with the input is wrong whatever the reference"
+)
+SHORT_INPUT = "hi"  # one word: asked only when the fingerprint's dimension matches no golden
+
+
+class DimensionFailure(ValueError):
+    """Identification stopped because the server's vectors have no fixed dimension: a FAIL of
+    ``requirement`` (its check's ``result`` on the answer ``exchange``), not a usage error."""
+
+    def __init__(self, requirement: str, result: CheckResult, exchange: Exchange) -> None:
+        super().__init__(result.detail)
+        self.requirement, self.result, self.exchange = requirement, result, exchange
 
 
 @dataclass(frozen=True)
@@ -74,30 +93,64 @@ def bundled_candidates(vectors: Matrix) -> list[Candidate]:
 
 
 def fingerprint_vectors(client: EmbeddingsClient) -> Matrix:
-    """The server's vectors for the fingerprint inputs; ValueError when it gives none."""
+    """The server's vectors for the fingerprint inputs; ValueError when it gives none,
+    DimensionFailure when they differ in length (dimension.consistent)."""
     by_id = {case.id: case for case in reference_cases()}
     texts = [by_id[case_id].text for case_id in FINGERPRINT]
+    unread = (
+        f"no reference for model {client.model!r}: no bundled golden has that name, and "
+        f"its vectors for {len(texts)} fingerprint inputs could not be read"
+    )
     try:
         exchange = client.embed(texts, encoding_format="float")
         if not exchange.ok or exchange.batch is None:
             raise ValueError(exchange.describe()[:200])
+        lengths = {len(v) for v in exchange.batch.vectors if v is not None}
+        if len(lengths) > 1:  # not stackable for want of a fixed dimension
+            consistent = dimension.consistent(exchange.batch)
+            stacking = f"vectors of different lengths {sorted(lengths)} cannot be stacked"
+            message = f"{unread} ({stacking}): {WRONG_WHATEVER_THE_REFERENCE}; {consistent.detail}"
+            result = replace(consistent, detail=message)
+            raise DimensionFailure("dimension.consistent", result, exchange)
         return exchange.batch.matrix()
+    except DimensionFailure:
+        raise
     except (EndpointError, ValueError) as exc:
-        raise ValueError(
-            f"no reference for model {client.model!r}: no bundled golden has that name, and "
-            f"its vectors for {len(texts)} fingerprint inputs could not be read ({exc}). "
-            + WAYS_OUT
-        ) from None
+        raise ValueError(f"{unread} ({exc}). " + WAYS_OUT) from None
+
+
+def check_fixed_across_lengths(client: EmbeddingsClient, vectors: Matrix) -> None:
+    """Raise DimensionFailure (dimension.fixed-across-lengths) when a one-word input gets a
+    vector of another length than the fingerprint's: their dimension depends on the input's
+    length. Any other answer (or none) leaves the usual 'matches none' message to be given."""
+    try:
+        short = client.embed(SHORT_INPUT, encoding_format="float")
+    except EndpointError:
+        return
+    vector = short.batch.first_vector if short.ok and short.batch is not None else None
+    if vector is None or len(vector) == vectors.shape[1]:
+        return
+    result = dimension.fixed_across_lengths(vector, vectors[0])
+    message = (
+        f"no reference for model {client.model!r}: no bundled golden has that name, and its "
+        f"vectors match none: their dimension depends on the input's length ({len(vector)} for "
+        f"{SHORT_INPUT!r}, {vectors.shape[1]} for the {len(FINGERPRINT)} fingerprint inputs): "
+        f"{WRONG_WHATEVER_THE_REFERENCE}"
+    )
+    raise DimensionFailure("dimension.fixed-across-lengths", replace(result, detail=message), short)
 
 
 def identify_by_vectors(client: EmbeddingsClient, cosine_atol: float) -> ReferenceSpec:
     """The bundled golden whose fingerprint the server's vectors match within ``cosine_atol``;
-    ValueError with the closest candidate and the ways out when none does."""
+    ValueError with the closest candidate and the ways out when none does; DimensionFailure when
+    the vectors have no fixed dimension."""
     vectors = fingerprint_vectors(client)
     candidates = bundled_candidates(vectors)
     if not candidates:
         raise ValueError(f"no reference for model {client.model!r}: none is bundled. {WAYS_OUT}")
     best = candidates[0]
+    if best.distance == float("inf"):  # no golden of this dimension: is there a fixed one?
+        check_fixed_across_lengths(client, vectors)
     if best.distance <= cosine_atol:
         path = golden_root() / best.name
         label = (
@@ -124,7 +177,7 @@ def choose_reference(
 ) -> ReferenceSpec | None:
     """The reference of a run: ``named`` (--reference) when given; else the bundled golden
     named like the served model; else the bundled golden its vectors match. None only for
-    --reference none."""
+    --reference none. DimensionFailure: the vectors have no fixed dimension (a FAIL)."""
     if named is not None or bundled_golden(client.model) is not None:
         return parse_reference(named, client.model)
     return identify_by_vectors(client, cosine_atol)
