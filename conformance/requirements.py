@@ -148,6 +148,18 @@ CATALOGUE: tuple[Requirement, ...] = (
         "position-embedding overflow crashing the engine on long input.",
         check="conformance.checks.input.over_context",
     ),
+    # --- issue 28: optional fields sent as null ---
+    Requirement(
+        "input.null-optional-fields",
+        "SHOULD",
+        "full",
+        "Optional fields sent as null (encoding_format, dimensions, user) are answered as if "
+        "absent, or cleanly refused: LiteLLM sends its unset optional fields as null "
+        "('encoding_format': null), so a 5xx or wrong vectors break every LiteLLM user.",
+        "a handler that calls None.lower() on a null encoding_format (HTTP 500); a null "
+        "encoding_format read as base64; a null dimensions read as 0.",
+        check="conformance.checks.input.null_optional_fields",
+    ),
     Requirement(
         "dimension.consistent",
         "MUST",

@@ -4,10 +4,11 @@ and what it forbids (an empty input) a clean refusal."""
 from __future__ import annotations
 
 from conformance.checks.compare import check_same_vectors
+from conformance.checks.errors import envelope_deviations
 from conformance.checks.result import CheckResult, Verdicts
 from conformance.checks.status import check_refusal_allowed, check_rejected, is_refusal
 from conformance.checks.vectors import check_consistent_dimension, check_finite, check_item_count
-from conformance.wire import EmbeddingBatch, Matrix
+from conformance.wire import EmbeddingBatch, ErrorBody, Matrix
 
 
 def _one_vector_per_input(batch: EmbeddingBatch, n_inputs: int, dim: int) -> Verdicts:
@@ -78,3 +79,43 @@ def over_context(status: int, batch: EmbeddingBatch | None, dim: int) -> Verdict
     if batch is None or is_refusal(status, large=True):
         return (check_refusal_allowed(status, "200"),)
     return (check_consistent_dimension(batch.vectors, dim), check_finite(batch.vectors))
+
+
+# --- input.null-optional-fields (issue 28) ------------------------------------------------------
+
+AS_IF_ABSENT = "200 with the vectors of the request without the field, or a clean 4xx"
+
+
+def null_optional_fields(
+    status: int,
+    error: ErrorBody,
+    answer: EmbeddingBatch | None,
+    absent: Matrix,
+    atol: float,
+    what: str,
+) -> CheckResult:
+    """An optional field sent as JSON ``null`` (``encoding_format``, ``dimensions``, ``user``)
+    is answered as if it were absent (float vectors equal to ``absent``, the answer to the
+    request without it), or cleanly refused (a 4xx in OpenAI's error envelope). LiteLLM sends
+    its unset optional fields as null: a server that answers them with a 5xx, with base64, or
+    with vectors cut to a null 'dimensions' breaks every LiteLLM user. Catches ``None.lower()``
+    crashing the handler, a null encoding_format read as base64, a null dimensions as 0."""
+    if is_refusal(status):
+        deviations = envelope_deviations(error)
+        refusal = f"{what}: refused with HTTP {status}"
+        if deviations:
+            detail = f"{refusal}, without OpenAI's error envelope ({'; '.join(deviations)})"
+            return CheckResult(False, f"HTTP {status}", AS_IF_ABSENT, None, detail)
+        return CheckResult(True, f"HTTP {status}", AS_IF_ABSENT, None, f"{refusal}, cleanly")
+    if status != 200 or answer is None:
+        return CheckResult(False, f"HTTP {status}", AS_IF_ABSENT, None, what)
+    encodings = sorted({item.encoding for item in answer.items} - {"float"})
+    if encodings:
+        measured = f"{', '.join(encodings)} embeddings"
+        detail = f"{what}: not the float arrays the request without it gets"
+        return CheckResult(False, measured, AS_IF_ABSENT, None, detail)
+    try:
+        answered = answer.matrix()
+    except ValueError as exc:
+        return CheckResult(False, "not measurable", AS_IF_ABSENT, None, f"{what}: {exc}")
+    return check_same_vectors(answered, absent, atol, f"{what} vs without it")

@@ -173,6 +173,13 @@ FAULTS: dict[str, Fault] = {
             "frontend",
             "a shared response buffer: concurrent requests get each other's answers",
         ),
+        # --- issue 28 (item 3): null optional fields ---
+        Fault(
+            "null-refused",
+            "frontend",
+            "optional fields sent as null, as LiteLLM sends them, crash the handler "
+            "(None.lower() on encoding_format, None < 1 on dimensions): HTTP 500",
+        ),
     )
 }
 

@@ -36,6 +36,7 @@ from conformance.server.responses import embeddings_body, error_body
 JSON = "application/json"
 LAX_FAULTS = ("coerced-then-ignored", "plain-text-as-input")  # faults of a lenient server
 CROSS_TALK_WAIT = 2.0  # the cross-talk fault's longest wait for another answer to land
+NULLABLE = ("encoding_format", "dimensions", "user")  # what the null-refused fault crashes on
 
 
 @dataclass(frozen=True)
@@ -162,6 +163,9 @@ class Frontend:
         try:
             self._check_request(request, fault)
             body = await request.body()
+            if fault == "null-refused" and _null_optional(body):
+                message = "Internal Server Error: 'NoneType' object has no attribute 'lower'"
+                return json_response(error_body(500, message), 500)
             if fault == "empty-input-200" and _empty_input(body):
                 return json_response(empty_answer(self.model.name))
             if fault == "plain-text-as-input" and _plain_text(request):
@@ -303,6 +307,17 @@ def _spelled_dimensions(body: bytes) -> bool:
     except orjson.JSONDecodeError:
         return False
     return isinstance(document, dict) and isinstance(document.get("dimensions"), (str, bool))
+
+
+def _null_optional(body: bytes) -> bool:
+    """An optional field sent as null (what the null-refused fault crashes on)."""
+    try:
+        document = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(document, dict) and any(
+        key in document and document[key] is None for key in NULLABLE
+    )
 
 
 def _empty_input(body: bytes) -> bool:

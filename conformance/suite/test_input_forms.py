@@ -11,6 +11,7 @@ import pytest
 
 from conformance.checks import input as input_checks
 from conformance.client import Exchange
+from conformance.corpus import case
 from conformance.expect import Expect
 from conformance.references import reference_cases
 from conformance.suite.pytest_fixtures import Answers, Tokenizer
@@ -97,3 +98,25 @@ def test_token_id_arrays_embed_like_their_texts(
     )
     for result in verdicts:
         expect(result, exchange=exchange, cases=TOKEN_CASES)
+
+
+# --- issue 28: optional fields sent as null, as LiteLLM sends them ------------------------------
+
+NULL_FIELDS = ("encoding_format", "dimensions", "user")
+NULL_CASES = ["batch-01", "batch-02"]  # core corpus cases
+
+
+@pytest.mark.requirement("input.null-optional-fields")
+@pytest.mark.parametrize("field", NULL_FIELDS)
+def test_optional_field_sent_as_null_is_answered_as_if_absent(
+    expect: Expect, answers: Answers, field: str
+) -> None:
+    texts = [case(case_id).text for case_id in NULL_CASES]
+    without = {} if field == "encoding_format" else {"encoding_format": "float"}
+    absent = expect.matrix(answers.get(texts, **without), NULL_CASES)
+    exchange = answers.get(texts, **without, **{field: None})
+    what = f"'{field}': null"
+    result = input_checks.null_optional_fields(
+        exchange.status, exchange.error_body, exchange.batch, absent, expect.vector_atol, what
+    )
+    expect(result, exchange=exchange, cases=NULL_CASES)
