@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from conformance import __version__
 from conformance.cli import main
 from conformance.reporting.document import schema
-from tests.conftest import API_KEY, reference_server
+from tests.conftest import API_KEY, FaultRoute, reference_server
 from tests.reporting.test_report_browser import PNG_SIGNATURE, run_chromium
 from tests.support.suite_runner import SuiteRun, run_suite
 from tests.test_suite_verdicts import IN_PLAY
@@ -245,3 +245,31 @@ def test_compare_shows_the_clean_run_and_three_fault_runs(
     )
     assert diff.returncode == 1, diff.stdout + diff.stderr  # a regression
     assert "normalization.unit-norm" in diff.stdout and "PASS" in diff.stdout
+
+
+def test_a_503_after_a_rejected_request_fails_with_the_retries_shown_in_every_report(
+    tmp_path: Path, fault_route: FaultRoute
+) -> None:
+    """errors.recovers judges the first answer after a bad request: the 503 a client's
+    retries would absorb fails it, with the retries that client needed in the message; every
+    request sent again is counted under the test's requirement, in each report."""
+    reports = tmp_path / "reports"
+    chosen = ("--requirements", "errors.recovers", "-k", "malformed or nested")
+    url = fault_route("503-after-rejection")
+    run = run_suite(tmp_path, "--endpoint", url, "--report-dir", str(reports), *chosen)
+    assert run.returncode == 1, run.output
+    assert run.status("errors.recovers") == "FAIL"
+    assert "measured HTTP 503 vs allowed HTTP 200 with an embeddings envelope" in run.output
+    assert "a client that retries asked again 2 times and got HTTP 200" in run.output
+    shown = "4 requests retried after a 429 or 503"  # 2 tests, each a 503 judged, 2 retried
+    assert f"errors.recovers: {shown}" in run.output
+    final = next(line for line in run.output.splitlines() if line.startswith("conformance: "))
+    assert final.endswith(f"; {shown}"), final
+    (entry,) = [
+        r
+        for r in json.loads((reports / "results.json").read_text())["requirements"]
+        if r["id"] == "errors.recovers"
+    ]
+    assert entry["retries"] == 4
+    assert "errors.recovers: 4" in (reports / "summary.md").read_text()
+    assert shown in (reports / "report.html").read_text()

@@ -61,8 +61,9 @@ MUTATIONS = {
     "forced-normalize": {"reference.agreement", "batch.large"},  # same direction, wrong length
     "mean-pooling": {"reference.agreement", "reference.token-ids"},
     "last-token-padded": {"batch.single-vs-batch", "batch.duplicates", "reference.agreement"},
-    # --- issue 28 (item 3) ---
+    # --- issue 28 (items 3, 5) ---
     "null-refused": {"input.null-optional-fields"},  # a SHOULD: warns, the run passes
+    "503-after-rejection": {"errors.recovers"},  # the first answer judged, never a retried one
 }
 INVISIBLE = {
     "leak-shm": "the client sees correct answers; tests/server/test_shm.py counts the segments",

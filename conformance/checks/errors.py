@@ -76,9 +76,25 @@ def content_type(status: int, what: str) -> CheckResult:
     return check_rejected(status, what)
 
 
-def recovers(status: int, envelope_ok: bool, what: str) -> CheckResult:
-    """After a bad request, the next valid request still gets its embeddings. Catches a
-    poisoned worker or a wedged batch queue after one bad input."""
+def recovers(
+    status: int,
+    envelope_ok: bool,
+    what: str,
+    retries: int | None = None,
+    retried_status: int | None = None,
+) -> CheckResult:
+    """After a bad request, the next valid request still gets its embeddings, judged on its
+    first answer (never a retried one). When that answer was a 429 or 503, ``retries`` says how
+    many times a client that retries asked again, and ``retried_status`` what it got in the
+    end. Catches a poisoned worker or a wedged batch queue after one bad input, and a server
+    that answers 503 to the requests after a rejected one, which retries hide (the OpenAI SDK
+    gives up after two)."""
+    if retries is not None:
+        times = f"{retries} time{'s' if retries != 1 else ''}"
+        what += (
+            f"; a client that retries asked again {times} and got HTTP {retried_status} "
+            "(the OpenAI SDK gives up after 2 retries)"
+        )
     return check_embedded(status, envelope_ok, what)
 
 

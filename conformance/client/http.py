@@ -18,7 +18,7 @@ import json
 import re
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import requests
@@ -111,6 +111,7 @@ class HttpReply:
     headers: dict[str, str]  # names lower-cased
     raw: bytes
     elapsed: float
+    retries: int = 0  # times the request was sent again after a 429 or 503
 
 
 def _reject_constant(name: str) -> float:
@@ -150,6 +151,7 @@ class Exchange:
     problem: str | None  # why there is no batch
     elapsed: float
     with_auth: bool
+    retries: int = 0  # times the request was sent again after a 429 or 503 before this answer
 
     @property
     def response_type(self) -> str:
@@ -196,10 +198,18 @@ class HttpClient:
         self._stall: Stall | None = None
         self._stall_lock = threading.Lock()  # held briefly: records and clears
         self._probe_lock = threading.Lock()  # one probe at a time; the others take its verdict
+        self._retries = 0  # requests sent again after a 429 or 503, over the client's life
+        self._retries_lock = threading.Lock()
 
     @property
     def with_auth(self) -> bool:
         return bool(self._api_key)
+
+    @property
+    def retries(self) -> int:
+        """Requests sent again after a 429 or 503 so far, by every thread (the suite counts
+        them per test, so per requirement)."""
+        return self._retries
 
     def _headers(self, content_type: str | None) -> dict[str, str]:
         headers = {"User-Agent": f"embedding-conformance/{__version__}"}
@@ -225,10 +235,12 @@ class HttpClient:
         *,
         status_only: bool = False,
         timeout: float | None = None,
+        retry: bool = True,
     ) -> HttpReply:
         """One request, its whole answer read within the deadline and the size cap; with
         ``status_only``, the body is discarded unread (for answers too large to matter). A 429
-        or 503 is asked again up to RETRIES times, after the wait the server asks for."""
+        or 503 is asked again up to RETRIES times, after the wait the server asks for (never
+        with ``retry=False``: the first answer is the one judged); each time is counted."""
         for attempt in range(RETRIES + 1):
             self.check_answering(method, url)
             try:
@@ -236,9 +248,11 @@ class HttpClient:
             except NoAnswer:
                 self._record_stall(method, url, timeout or self.timeout)
                 raise
-            if reply.status not in RETRIED or attempt == RETRIES:
-                return reply
+            if reply.status not in RETRIED or attempt == RETRIES or not retry:
+                return replace(reply, retries=attempt)
             time.sleep(retry_delay(reply.headers.get("retry-after"), attempt))
+            with self._retries_lock:
+                self._retries += 1
         raise AssertionError("unreachable")
 
     def _send_once(
@@ -392,10 +406,11 @@ class EmbeddingsClient(HttpClient):
         body = json.dumps({"model": self.model, "input": "ping"}).encode("ascii")
         return "POST", self.endpoint.embeddings_url, body, "a one-word embeddings request"
 
-    def post(self, document: Any) -> Exchange:
-        """POST a JSON document to the embeddings route."""
+    def post(self, document: Any, *, retry: bool = True) -> Exchange:
+        """POST a JSON document to the embeddings route (``retry=False``: a 429 or 503 is
+        the answer, not asked again)."""
         body = json.dumps(document).encode("ascii")  # \\u escapes: any str is encodable
-        return self._exchange(document, body, JSON)
+        return self._exchange(document, body, JSON, retry)
 
     def post_for_status(self, document: Any, timeout: float) -> Exchange:
         """POST a JSON document and keep only the status line and headers: the body (which
@@ -416,15 +431,18 @@ class EmbeddingsClient(HttpClient):
             "body not read: judged on its status line",
             reply.elapsed,
             self.with_auth,
+            reply.retries,
         )
 
     def post_raw(self, body: bytes, content_type: str | None) -> Exchange:
         """POST exact bytes (malformed JSON, other content types) to the embeddings route."""
         return self._exchange(None, body, content_type)
 
-    def _exchange(self, document: Any, body: bytes, content_type: str | None) -> Exchange:
+    def _exchange(
+        self, document: Any, body: bytes, content_type: str | None, retry: bool = True
+    ) -> Exchange:
         url = self.endpoint.embeddings_url
-        reply = self.send("POST", url, body, content_type)
+        reply = self.send("POST", url, body, content_type, retry=retry)
         batch, problem = parse_body(reply.status, reply.raw)
         return Exchange(
             url,
@@ -438,6 +456,7 @@ class EmbeddingsClient(HttpClient):
             problem,
             reply.elapsed,
             self.with_auth,
+            reply.retries,
         )
 
     def send_bad(self, bad: BadRequest) -> Exchange:
@@ -446,9 +465,10 @@ class EmbeddingsClient(HttpClient):
             return self.post_raw(bad.payload(self.model), bad.content_type)
         return self.post(bad.document(self.model))
 
-    def embed(self, inputs: Any, **params: Any) -> Exchange:
-        """Embed ``inputs`` with optional request parameters (encoding_format, dimensions...)."""
-        return self.post({"model": self.model, "input": inputs, **params})
+    def embed(self, inputs: Any, *, retry: bool = True, **params: Any) -> Exchange:
+        """Embed ``inputs`` with optional request parameters (encoding_format, dimensions...);
+        ``retry=False``: a 429 or 503 is the answer."""
+        return self.post({"model": self.model, "input": inputs, **params}, retry=retry)
 
     def tokenize(self, text: str, *, special_tokens: bool = True) -> list[int] | None:
         """Token ids (with special tokens, unless told) from a vLLM-style /tokenize route; None

@@ -33,6 +33,7 @@ from conformance.reporting.svgplot import (
 )
 from conformance.verdicts.record import CheckRecord
 from conformance.verdicts.status import Status
+from conformance.verdicts.tally import retries_text
 
 FAILED = (Status.FAIL, Status.STALE)  # what the failures section details (warnings too)
 # The status filter's choices, most serious first (WARNING: a SHOULD that failed).
@@ -367,6 +368,8 @@ def notes_cell(requirement: RequirementResult) -> str:
             link = f"{esc(first)}{more} {link}"
         parts.append(link)
     parts += [f'<span class="note">{esc(note)}</span>' for note in requirement.notes]
+    if requirement.retries:
+        parts.append(f'<span class="note">{esc(retries_text(requirement.retries))}</span>')
     return "<br>".join(parts)
 
 

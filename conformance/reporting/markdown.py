@@ -9,6 +9,7 @@ from conformance.reporting import style
 from conformance.reporting.escape import markdown_text
 from conformance.reporting.results import RequirementResult, Results
 from conformance.verdicts.status import Status
+from conformance.verdicts.tally import retries_text
 
 # The order of the "not passed" table: what fails the run first, then what was not judged.
 ORDER = (
@@ -93,6 +94,11 @@ def render_summary_md(results: Results) -> str:
         "",
         counts_line(results.counts) + f" · {run.get('duration_s', 0.0):.1f} s",
     ]
+    retried = [r for r in results.requirements if r.retries]
+    if retried:
+        per = ", ".join(f"{md_text(r.id)}: {r.retries}" for r in retried)
+        total = sum(r.retries for r in retried)
+        lines += ["", f"{retries_text(total)} ({per})"]
     certification = results.certification
     if certification is not None:
         verdict = "CERTIFIED" if certification.certified else "NOT CERTIFIED"

@@ -43,6 +43,7 @@ class RequirementResult:
     reason: str = ""
     known_failure: KnownFailure | None = None
     capability: CapabilityJudgement | None = None
+    retries: int = 0  # requests its tests sent again after a 429 or 503
 
     @property
     def area(self) -> str:
@@ -79,6 +80,8 @@ class RequirementResult:
             entry["known_failure"] = self.known_failure.to_json()
         if self.capability is not None:
             entry["capability"] = self.capability.to_json()
+        if self.retries:
+            entry["retries"] = self.retries
         return entry
 
     @classmethod
@@ -102,6 +105,7 @@ class RequirementResult:
             reason=str(entry.get("reason") or ""),
             known_failure=None if known is None else KnownFailure.from_json(requirement_id, known),
             capability=None if capability is None else CapabilityJudgement.from_json(capability),
+            retries=int(entry.get("retries", 0)),
         )
 
 
@@ -138,6 +142,7 @@ def requirement_result(requirement: Requirement, verdict: Verdict) -> Requiremen
         reason=verdict.explanation,
         known_failure=verdict.known_failure,
         capability=verdict.capability,
+        retries=verdict.retries,
     )
 
 

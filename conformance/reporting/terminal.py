@@ -11,7 +11,7 @@ from conformance.checks.result import format_value
 from conformance.reporting import style
 from conformance.verdicts.certification import Certification
 from conformance.verdicts.status import Status
-from conformance.verdicts.tally import Tally, Verdict
+from conformance.verdicts.tally import Tally, Verdict, retries_text
 
 # A line of the terminal summary: (separator character or "" for a plain line, text, markup)
 SummaryLine = tuple[str, str, dict[str, bool]]
@@ -70,6 +70,16 @@ def note_lines(tally: Tally) -> list[str]:
     return lines
 
 
+def retry_lines(tally: Tally) -> list[str]:
+    """Requests sent again after a 429 or 503, per requirement: retries that let a run pass
+    can hide a server that refuses work (errors.recovers judges first answers only)."""
+    return [
+        f"{requirement.id}: {retries_text(verdict.retries)}"
+        for requirement, verdict in tally.in_order()
+        if verdict.retries
+    ]
+
+
 def final_line(tally: Tally) -> str:
     c = tally.counts()
     line = (
@@ -79,6 +89,8 @@ def final_line(tally: Tally) -> str:
     )
     if c["warnings"]:
         line += f" ({c['warnings']} SHOULD warning{'s' if c['warnings'] > 1 else ''})"
+    if tally.retries:
+        line += f"; {retries_text(tally.retries)}"
     return line
 
 
@@ -98,6 +110,7 @@ def summary_lines(
     yield from _section("notes", note_lines(tally), {})
     warnings = warning_lines(tally)
     yield from _section("SHOULD requirements not met (warnings)", warnings, {"yellow": True})
+    yield from _section("retried requests", retry_lines(tally), {"yellow": True})
     if baseline is not None:
         yield from _baseline_lines(*baseline, regressions)
     yield from _section("reports", [str(path) for path in reports], {})

@@ -173,12 +173,18 @@ FAULTS: dict[str, Fault] = {
             "frontend",
             "a shared response buffer: concurrent requests get each other's answers",
         ),
-        # --- issue 28 (item 3): null optional fields ---
+        # --- issue 28 (items 3, 5): null optional fields; 503s after a rejected request ---
         Fault(
             "null-refused",
             "frontend",
             "optional fields sent as null, as LiteLLM sends them, crash the handler "
             "(None.lower() on encoding_format, None < 1 on dimensions): HTTP 500",
+        ),
+        Fault(
+            "503-after-rejection",
+            "frontend",
+            "a rejected request (a 4xx) leaves the server 'busy': it answers 503 to the next "
+            "3 requests, which a client's retries absorb (the OpenAI SDK gives up after 2)",
         ),
     )
 }

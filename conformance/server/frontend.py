@@ -36,6 +36,7 @@ from conformance.server.responses import embeddings_body, error_body
 JSON = "application/json"
 LAX_FAULTS = ("coerced-then-ignored", "plain-text-as-input")  # faults of a lenient server
 CROSS_TALK_WAIT = 2.0  # the cross-talk fault's longest wait for another answer to land
+BUSY_AFTER_REJECTION = 3  # the 503-after-rejection fault's 503s after each rejected request
 NULLABLE = ("encoding_format", "dimensions", "user")  # what the null-refused fault crashes on
 
 
@@ -66,6 +67,7 @@ class Frontend:
         self.pool, self.config = pool, config
         self._shared_slot = b""  # the cross-talk fault's one buffer for everybody
         self._in_flight: Counter[str | None] = Counter()  # per fault: waiting for a worker
+        self._busy = 0  # the 503-after-rejection fault: 503s still owed
 
     @property
     def model(self) -> ModelInfo:
@@ -100,6 +102,22 @@ class Frontend:
 
     async def embeddings(self, request: Request) -> Response:
         fault = self.fault_of(request)
+        if fault == "503-after-rejection":
+            return await self._busy_after_rejection(request, fault)
+        return await self._embeddings(request, fault)
+
+    async def _busy_after_rejection(self, request: Request, fault: str) -> Response:
+        """The 503-after-rejection fault: after a 4xx, the next requests get a 503."""
+        if self._busy > 0:
+            self._busy -= 1
+            message = "Service temporarily unavailable: the server is busy, retry"
+            return json_response(error_body(503, message, None, "server_busy"), 503)
+        answer = await self._embeddings(request, fault)
+        if 400 <= answer.status_code < 500:
+            self._busy = BUSY_AFTER_REJECTION
+        return answer
+
+    async def _embeddings(self, request: Request, fault: str | None) -> Response:
         parsed = await self._parse_embeddings(request, fault)
         if isinstance(parsed, Response):
             return parsed

@@ -27,7 +27,7 @@ from conformance.references.sources import (
 from conformance.session import ConformanceSession
 from conformance.session_keys import session_of
 from conformance.settings import Settings
-from conformance.verdicts.tally import LATENCY_KEY
+from conformance.verdicts.tally import LATENCY_KEY, RETRIES_KEY
 
 
 class Answers:
@@ -43,8 +43,8 @@ class Answers:
         self._lock = threading.Lock()
         self.timings: list[dict[str, Any]] = []  # one per request sent, for the report
 
-    def _send(self, inputs: Any, params: dict[str, Any]) -> Exchange:
-        exchange = self.client.embed(inputs, **params)
+    def _send(self, inputs: Any, params: dict[str, Any], retry: bool = True) -> Exchange:
+        exchange = self.client.embed(inputs, retry=retry, **params)
         count = len(inputs) if isinstance(inputs, list) else 1
         self.timings.append(
             {"seconds": exchange.elapsed, "status": exchange.status, "inputs": count}
@@ -64,10 +64,11 @@ class Answers:
             pytest.fail(f"no answer from the endpoint: {answer}", pytrace=False)
         return answer
 
-    def fresh(self, inputs: Any, **params: Any) -> Exchange:
-        """A new request, bypassing the cache (for determinism and concurrency)."""
+    def fresh(self, inputs: Any, *, retry: bool = True, **params: Any) -> Exchange:
+        """A new request, bypassing the cache (for determinism and concurrency); with
+        ``retry=False`` a 429 or 503 is its answer (for the first answer after a bad request)."""
         try:
-            return self._send(inputs, params)
+            return self._send(inputs, params, retry)
         except EndpointError as exc:
             pytest.fail(f"no answer from the endpoint: {exc}", pytrace=False)
 
@@ -98,11 +99,16 @@ def answers(client: EmbeddingsClient) -> Answers:
 
 @pytest.fixture(autouse=True)
 def _request_timings(request: pytest.FixtureRequest, answers: Answers) -> Iterator[None]:
-    """The time of each request a test sent, on its report (shipped back by xdist too)."""
+    """The time of each request a test sent, and how many requests it sent again after a 429
+    or 503 (counted under its requirement), on its report (shipped back by xdist too)."""
     answers.timings.clear()
+    retried = answers.client.retries
     yield
     timings, answers.timings = answers.timings, []
     request.node.user_properties.append((LATENCY_KEY, timings))
+    retries = answers.client.retries - retried
+    if retries:
+        request.node.user_properties.append((RETRIES_KEY, retries))
 
 
 @pytest.fixture

@@ -24,11 +24,17 @@ CHECK_KEY = "conformance.check"
 NOTE_KEY = "conformance.note"
 SERIES_KEY = "conformance.series"  # per-input measurements for the report's plots
 LATENCY_KEY = "conformance.latency"  # the requests a test sent, timed
+RETRIES_KEY = "conformance.retries"  # how many requests a test sent again after a 429 or 503
 WORST_CASES = 5  # checks kept per requirement, smallest margins first
 UNSUPPORTED_PREFIX = "unsupported: "
 DESELECTED = "deselected (-k, -m or --requirements)"
 
 Properties = Iterable[tuple[str, Any]]
+
+
+def retries_text(retries: int) -> str:
+    """How the reports say a requirement's retried requests."""
+    return f"{retries} request{'s' if retries != 1 else ''} retried after a 429 or 503"
 
 
 def statuses_for_test(
@@ -82,6 +88,7 @@ class Verdict:
     reason: str = ""  # set with a status decided after the run (known failures, capabilities)
     known_failure: KnownFailure | None = None  # the --known-failures entry naming it
     capability: CapabilityJudgement | None = None  # what --capabilities declared of it
+    retries: int = 0  # requests its tests sent again after a 429 or 503
 
     @property
     def measured(self) -> Measured | None:
@@ -201,9 +208,24 @@ class Tally:
             self.verdicts[requirement] = replace(verdict, notes=verdict.notes + notes, **changes)
 
     def add_timings(self, nodeid: str, properties: Properties) -> None:
-        """The requests a finished test sent (from its teardown report)."""
+        """The requests a finished test sent (from its teardown report): their times, and how
+        many it sent again after a 429 or 503, counted under each of its requirements."""
+        properties = list(properties)
         for timings in (v for k, v in properties if k == LATENCY_KEY):
             self.latency += [{"test": nodeid, **timing} for timing in timings]
+        retries = sum(int(v) for k, v in properties if k == RETRIES_KEY)
+        if retries:
+            requirements: list[str] = next((v for k, v in properties if k == REQUIREMENTS_KEY), [])
+            for requirement in requirements:
+                verdict = self.verdicts.get(requirement)
+                if verdict is not None:
+                    self.verdicts[requirement] = replace(verdict, retries=verdict.retries + retries)
+
+    @property
+    def retries(self) -> int:
+        """Requests sent again after a 429 or 503 over the run (by the tests of requirements
+        in play)."""
+        return sum(verdict.retries for verdict in self.verdicts.values())
 
     def counts(self) -> dict[str, int]:
         """passed / failed (MUST) / warnings (SHOULD failures) / unsupported / not applicable

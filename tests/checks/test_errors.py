@@ -58,3 +58,12 @@ def test_unknown_model_needs_404_and_model_not_found() -> None:
     assert errors.unknown_model(404, found, "model x").passed
     assert not errors.unknown_model(400, found, "model x").passed
     assert not errors.unknown_model(404, body({"error": CONFORMING}), "model x").passed
+
+
+def test_recovers_judges_the_first_answer_and_says_what_retries_needed() -> None:
+    assert errors.recovers(200, True, "after 'x'").passed
+    result = errors.recovers(503, False, "after 'x', not retried", 2, 200)
+    assert not result.passed and result.measured == "HTTP 503"
+    assert "a client that retries asked again 2 times and got HTTP 200" in result.detail
+    once = errors.recovers(429, False, "after 'x'", 1, 429)
+    assert "asked again 1 time and got HTTP 429" in once.detail

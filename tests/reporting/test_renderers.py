@@ -376,3 +376,36 @@ def test_junit_properties_carry_measurements() -> None:
     }
     assert "margin" not in properties(cases["envelope.object-list"])
     assert properties(cases["normalization.unit-norm"])["margin"] == "0.000999881"
+
+
+# --- retried requests (issue 28) ---------------------------------------------------------------
+
+
+def document_with_retries() -> dict[str, Any]:
+    """The sample with 7 requests of errors.content-type's tests retried after a 503."""
+    document = sample_document()
+    (entry,) = [r for r in document["requirements"] if r["id"] == "errors.content-type"]
+    entry["retries"] = 7
+    return document
+
+
+def test_retries_are_a_valid_optional_field() -> None:
+    validator = jsonschema.Draft202012Validator(load_schema())
+    validator.validate(document_with_retries())
+    document = document_with_retries()
+    document["requirements"][3]["retries"] = 0  # absent, not zero, when none was retried
+    assert not validator.is_valid(document)
+    results = Results.from_json(document_with_retries())
+    by_id = {r.id: r for r in results.requirements}
+    assert by_id["errors.content-type"].retries == 7 and by_id["batch.large"].retries == 0
+    assert by_id["errors.content-type"].to_json()["retries"] == 7
+    assert "retries" not in by_id["batch.large"].to_json()
+
+
+def test_html_and_markdown_show_the_retries() -> None:
+    results = Results.from_json(document_with_retries())
+    assert "7 requests retried after a 429 or 503" in report.render_html(results)
+    text = render_summary_md(results)
+    assert "7 requests retried after a 429 or 503 (errors.content-type: 7)" in text
+    plain = Results.from_json(sample_document())
+    assert "retried" not in render_summary_md(plain) and "retried" not in report.render_html(plain)

@@ -11,17 +11,20 @@ import numpy as np
 
 from conformance.checks.result import CheckResult, at_most, equals, no_offenders
 from conformance.checks.vectors import check_unit_norm
+from conformance.reporting.document import build_document
 from conformance.reporting.terminal import (
     final_line,
     note_lines,
     requirement_lines,
     results_document,
+    retry_lines,
 )
 from conformance.requirements import CATALOGUE
 from conformance.verdicts.record import CheckRecord
 from conformance.verdicts.tally import (
     CHECK_KEY,
     REQUIREMENTS_KEY,
+    RETRIES_KEY,
     Tally,
     Verdict,
     statuses_for_test,
@@ -368,3 +371,34 @@ def test_results_document_is_strict_json_for_a_nan_vector() -> None:
     tally = Tally()
     tally.add("t::norm", properties([NORM], record(NORM, check_unit_norm(vectors, 1e-3))), "failed")
     json.dumps(results_document(tally, {}), allow_nan=False)
+
+
+# --- retried requests (issue 28) ---------------------------------------------------------------
+
+RECOVERS = "errors.recovers"
+
+
+def test_retried_requests_are_counted_under_the_tests_requirement() -> None:
+    tally = Tally()
+    tally.add("t::recovers", properties([RECOVERS], failing(RECOVERS)), "failed")
+    teardown = [(REQUIREMENTS_KEY, [RECOVERS]), (RETRIES_KEY, 2)]
+    tally.add_timings("t::recovers", teardown)
+    tally.add_timings("t::recovers2", [(REQUIREMENTS_KEY, [RECOVERS]), (RETRIES_KEY, 3)])
+    tally.add_timings("t::finite", [(REQUIREMENTS_KEY, [FINITE])])  # none retried
+    assert tally.verdicts[RECOVERS].retries == 5 and tally.verdicts[FINITE].retries == 0
+    assert tally.retries == 5
+    assert retry_lines(tally) == [f"{RECOVERS}: 5 requests retried after a 429 or 503"]
+    assert final_line(tally).endswith("; 5 requests retried after a 429 or 503")
+    (entry,) = [r for r in build_document_of(tally)["requirements"] if r["id"] == RECOVERS]
+    assert entry["retries"] == 5
+
+
+def test_a_run_without_retries_says_nothing_of_them() -> None:
+    tally = Tally()
+    tally.add("t::finite", properties([FINITE], passing(FINITE)), "passed")
+    assert retry_lines(tally) == [] and "retried" not in final_line(tally)
+    assert all("retries" not in r for r in build_document_of(tally)["requirements"])
+
+
+def build_document_of(tally: Tally) -> dict[str, Any]:
+    return build_document(tally, run={}, endpoint={"url": "http://x/v1"}, server={}, reference={})
