@@ -117,6 +117,6 @@ def test_optional_field_sent_as_null_is_answered_as_if_absent(
     exchange = answers.get(texts, **without, **{field: None})
     what = f"'{field}': null"
     result = input_checks.null_optional_fields(
-        exchange.status, exchange.error_body, exchange.batch, absent, expect.vector_atol, what
+        exchange.status, exchange.batch, absent, expect.vector_atol, what
     )
     expect(result, exchange=exchange, cases=NULL_CASES)
