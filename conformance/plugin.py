@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from conformance.options import add_options, given_options
-from conformance.session_keys import SESSION_KEY, SETTINGS_KEY, has_worker_settings, session_of
+from conformance.session_keys import (
+    CANARY_KEY,
+    SESSION_KEY,
+    SETTINGS_KEY,
+    has_worker_settings,
+    session_of,
+)
 
 if TYPE_CHECKING:
     from conformance.session import ConformanceSession
@@ -49,10 +55,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
-    """xdist: every worker receives the settings the controller's preflight resolved."""
+    """xdist: every worker receives the settings the controller's preflight resolved, and the
+    state canary's first answer."""
     session = session_of(node.config)
     if session is not None:
         node.workerinput[SETTINGS_KEY] = session.worker_settings()
+        node.workerinput[CANARY_KEY] = session.worker_canary()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

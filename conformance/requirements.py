@@ -396,6 +396,21 @@ CATALOGUE: tuple[Requirement, ...] = (
         "shared mutable buffers between requests; responses routed to the wrong caller.",
         check="conformance.checks.concurrency.isolation",
     ),
+    # state: the canary, asked at the run's start, right after its largest request and at its
+    # end (conformance/canary.py)
+    Requirement(
+        "state.unchanged",
+        "MUST",
+        "full",
+        "No request changes the answers to the next ones: a few fixed sentences embedded at "
+        "the run's start, right after its largest request and at its end (after every other "
+        "test) get the same vectors each time.",
+        "caches, buffers or pools corrupted by one request (a very large batch, an input past "
+        "the context, a rejected request, a burst), so that every later request is answered "
+        "wrongly with HTTP 200: zeros after one oversized request, a prefix cache that pools "
+        "only the uncached tail, buffers reused across requests.",
+        check="conformance.checks.state.unchanged",
+    ),
     Requirement(
         "usage.batch-additive",
         "MUST",

@@ -2,11 +2,14 @@
 of verdicts, the summary and the results file. ``plugin.py`` only hands pytest's hooks to it.
 
 Under xdist the controller runs the preflight and resolves the settings (the model it found, the
-reference it chose); each worker receives them once, as plain data, and repeats neither.
+reference it chose); each worker receives them once, as plain data, and repeats neither. The
+controller also asks the state canary (``conformance.canary``) before any test, hands its answer
+to the workers, and asks it again once every worker has finished.
 """
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -16,6 +19,15 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from conformance.builtin import builtin_transport, start_builtin
+from conformance.canary import (
+    AT_THE_END,
+    AT_THE_START,
+    STATE,
+    FirstAnswer,
+    after_the_last_test,
+    ask,
+    judge_at_the_end,
+)
 from conformance.client import EmbeddingsClient, parse_endpoint
 from conformance.options import given_options, selects
 from conformance.preflight import PreflightError, check_embeddings_route, open_client
@@ -27,7 +39,7 @@ from conformance.reporting.terminal import SummaryLine, summary_lines
 from conformance.reporting.writer import write_run
 from conformance.requirements import BY_ID, CATALOGUE, GATE_PREFIX, Requirement, in_profile
 from conformance.run_report import header_lines, results_document, run_section
-from conformance.session_keys import SETTINGS_KEY
+from conformance.session_keys import CANARY_KEY, SETTINGS_KEY
 from conformance.settings import Settings, resolve_settings
 from conformance.verdicts.certification import (
     Certification,
@@ -68,6 +80,11 @@ class ConformanceSession:
     # The run's verdict given before any test: identifying the reference found no fixed
     # dimension (a FAIL of that dimension requirement); no test runs.
     dimension_failure: DimensionFailure | None = None
+    # state.unchanged: the canary's first answer (the controller's, handed to the workers), the
+    # last test the run heard of, and the failure of the canary asked at the end
+    canary: FirstAnswer | None = None
+    last_test: str = ""
+    state_failure: str = ""
 
     def __post_init__(self) -> None:
         self.tally = Tally(r for r in CATALOGUE if self.in_play(r))
@@ -83,7 +100,9 @@ class ConformanceSession:
         """The session of this pytest run, or None when no endpoint is configured."""
         worker_input = getattr(config, "workerinput", None)
         if worker_input is not None and SETTINGS_KEY in worker_input:
-            return cls(Settings.from_json(worker_input[SETTINGS_KEY]), on_worker=True)
+            settings = Settings.from_json(worker_input[SETTINGS_KEY])
+            canary = FirstAnswer.from_json(worker_input.get(CANARY_KEY))
+            return cls(settings, on_worker=True, canary=canary)
         given = given_options(config)
         endpoint = given["endpoint"]
         if endpoint is None:
@@ -119,6 +138,10 @@ class ConformanceSession:
             reference = self.settings.reference
         return replace(self.settings, model=self.model, reference=reference).to_json()
 
+    def worker_canary(self) -> dict[str, Any] | None:
+        """What every xdist worker receives besides: the state canary's first answer."""
+        return None if self.canary is None else self.canary.to_json()
+
     def stop(self) -> None:
         if self.server is not None:
             self.server.stop()
@@ -148,6 +171,9 @@ class ConformanceSession:
         except (ValueError, GoldenError) as exc:
             raise pytest.UsageError(f"embedding-conformance: {exc}") from None
         self.client = client
+        if not self.on_worker and STATE in self.tally.verdicts and self.chosen(STATE):
+            self.canary, asked = ask(client)  # before any test: state.unchanged's first answer
+            self.tally.add_timings(AT_THE_START, asked.timings())
 
     def fail_before_any_test(self, failure: DimensionFailure) -> None:
         """Identifying the reference found vectors with no fixed dimension: the run is a FAIL
@@ -210,6 +236,8 @@ class ConformanceSession:
 
     def record(self, report: pytest.TestReport) -> None:
         add_report(self.tally, report)
+        if report.when == "teardown":
+            self.last_test = report.nodeid
 
     def mark_known_failure(self, item: pytest.Item, report: pytest.TestReport) -> None:
         """A failed test whose every failure a --known-failures entry lists becomes an xfail:
@@ -226,9 +254,11 @@ class ConformanceSession:
 
     def finish(self, config: pytest.Config) -> bool:
         """Judge the run (baseline, known failures, capabilities) and write the results file
-        (controller only). True when the run must fail for a regression that failed no test."""
+        (controller only), after asking the state canary one last time. True when the run must
+        fail for what failed no test: a regression, or the canary at the end."""
         if self.on_worker:
             return False
+        self.judge_state_at_the_end()
         capabilities = self.settings.capabilities
         self.regressions = judge_run(
             self.tally,
@@ -240,7 +270,30 @@ class ConformanceSession:
         if results_json is not None or report_dir is not None:
             self.document = self.results_document(config)
             self.reports = write_run(self.document, results_json, report_dir)
-        return fails_for_rules(self.tally, self.regressions) or self.dimension_failure is not None
+        state = self.tally.verdicts.get(STATE)
+        state_failed = (
+            bool(self.state_failure) and state is not None and state.status is Status.FAIL
+        )
+        return (
+            fails_for_rules(self.tally, self.regressions)
+            or state_failed
+            or self.dimension_failure is not None
+        )
+
+    def judge_state_at_the_end(self) -> None:
+        """Ask the state canary again, now that every test of every worker has finished, and
+        record its verdict like a test's; only when a test of state.unchanged ran (it is in
+        play, chosen, and not deselected by -k, -m or the like)."""
+        verdict = self.tally.verdicts.get(STATE)
+        if self.canary is None or self.client is None or verdict is None or not verdict.tests:
+            return
+        after = after_the_last_test(self.last_test, self.tally.latency)
+        atol = self.settings.tolerances.vector_atol
+        end = judge_at_the_end(self.canary, self.client, after, atol)
+        outcome = "passed" if end.passed else "failed"
+        self.tally.add(AT_THE_END, end.properties, outcome, duration=end.seconds)
+        self.tally.add_timings(AT_THE_END, end.properties)
+        self.state_failure = end.message
 
     def results_document(self, config: pytest.Config) -> dict[str, Any]:
         """The run as data (conformance/reporting/results.schema.json), sealed and signed."""
@@ -264,7 +317,7 @@ class ConformanceSession:
     def summary(self) -> Iterator[SummaryLine]:
         """The terminal summary, in order."""
         baseline = self.baseline
-        return summary_lines(
+        lines = summary_lines(
             self.tally,
             baseline=None if baseline is None else (baseline.path, bool(baseline.statuses)),
             regressions=self.regressions,
@@ -272,3 +325,10 @@ class ConformanceSession:
             certification=self.certification,
             unreferenced=self.unreferenced,
         )
+        if not self.state_failure:
+            return lines
+        # judged after the tests, so no test's report shows it: under the summary's title
+        failure: list[SummaryLine] = [("-", f"FAILED {AT_THE_END}", {})]
+        failure += [("", line, {"red": True}) for line in self.state_failure.splitlines()]
+        title = next(lines)
+        return itertools.chain([title], failure, lines)

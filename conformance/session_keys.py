@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from conformance.session import ConformanceSession
 
 SETTINGS_KEY = "conformance_settings"  # in xdist's workerinput: the controller's settings
+CANARY_KEY = "conformance_canary"  # and the state canary's first answer (conformance.canary)
 SESSION_KEY = pytest.StashKey["ConformanceSession"]()
 
 

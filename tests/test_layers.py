@@ -40,6 +40,7 @@ SUITE_PACKAGES = (
     "conformance.suite",
     "conformance.options",
     "conformance.session",
+    "conformance.canary",
     "conformance.reporting",
 )
 

@@ -54,6 +54,9 @@ MUTATIONS = {
     "missing-usage": {"envelope.usage"},
     "500-on-bad-input": {"errors.rejected", "fuzz.robust"},
     "cross-talk": {"concurrency.isolation"},
+    # one request of more than 128 tokens (the largest request, sent right before the canary)
+    # poisons the route: state.unchanged is the only requirement run, and fails
+    "zeros-after-long-request": {"state.unchanged"},
     "coerced-then-ignored": {"errors.lenient-but-right"},  # '32' read as 32, then dropped
     "plain-text-as-input": {"errors.lenient-but-right"},  # text/plain accepted, misread
     # model-specific: each runs on the derived variant that has the feature it breaks
@@ -143,6 +146,23 @@ def test_planted_bug_fails_the_right_requirement(
     for requirement_id in MUTATIONS[fault]:  # the failure message (or warning) names it
         assert f"{BY_ID[requirement_id].level} {requirement_id}]" in run.output
     assert "reproduce: curl" in run.output
+
+
+def test_the_state_canary_is_asked_again_after_every_worker_has_finished(tmp_path: Path) -> None:
+    """Under xdist the controller asks the canary at the run's end, after the last test of every
+    worker, and names that test; a server of its own, so that no other run's long request has
+    poisoned it before this run's first canary."""
+    suite_args = ("-n", "2", "--requirements", "state.unchanged")
+    run = suite_against(tmp_path, "--fault", "zeros-after-long-request", suite_args=suite_args)
+    assert run.returncode == 1, run.output
+    assert run.status("state.unchanged") == "FAIL"
+    assert run.results is not None
+    failures = [f["test"] for r in run.results["requirements"] for f in r["failures"]]
+    assert "state canary: the run's end" in failures, run.output
+    assert "FAILED state canary: the run's end" in run.output
+    assert "the canary right after the largest request (128 inputs in one request" in run.output
+    end = run.output[run.output.index("the canary at the run's end, after its last test") :]
+    assert end.splitlines()[0].count("test_state.py::test_the_canary_is_unchanged") == 1
 
 
 def test_a_lenient_but_right_server_passes_every_must(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 Layer = Literal["engine", "worker", "frontend"]
+POISONING_TOKENS = 128  # zeros-after-long-request: a request of more tokens poisons its route
 
 
 @dataclass(frozen=True)
@@ -167,6 +168,14 @@ FAULTS: dict[str, Fault] = {
             "frontend",
             "not a bug: token-id input cleanly refused with a "
             "400 (the suite must report UNSUPPORTED and pass)",
+        ),
+        # state.unchanged: a route poisoned by one long request (served by frontend.py)
+        Fault(
+            "zeros-after-long-request",
+            "frontend",
+            f"state corrupted by one request of more than {POISONING_TOKENS} tokens (a buffer "
+            "sized for short requests overflowed): every later answer is zeros, with HTTP 200 "
+            "and the right shape; per route, so it poisons no other route of the server",
         ),
         Fault(
             "cross-talk",

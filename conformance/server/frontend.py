@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
 import orjson
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -29,7 +30,7 @@ from conformance.server.api import (
     parse_embeddings_request,
     parse_tokenize_request,
 )
-from conformance.server.faults import FAULTS
+from conformance.server.faults import FAULTS, POISONING_TOKENS
 from conformance.server.pool import WorkerGone, WorkerPool, WorkerReply
 from conformance.server.responses import embeddings_body, error_body
 
@@ -38,6 +39,7 @@ LAX_FAULTS = ("coerced-then-ignored", "plain-text-as-input")  # faults of a leni
 CROSS_TALK_WAIT = 2.0  # the cross-talk fault's longest wait for another answer to land
 BUSY_AFTER_REJECTION = 3  # the 503-after-rejection fault's 503s after each rejected request
 NULLABLE = ("encoding_format", "dimensions", "user")  # what the null-refused fault crashes on
+ZEROS = "zeros-after-long-request"  # a fault whose state lives in the frontend, per route
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,7 @@ class Frontend:
         self._shared_slot = b""  # the cross-talk fault's one buffer for everybody
         self._in_flight: Counter[str | None] = Counter()  # per fault: waiting for a worker
         self._busy = 0  # the 503-after-rejection fault: 503s still owed
+        self._poisoned: set[str] = set()  # the routes a long request poisoned (ZEROS)
 
     @property
     def model(self) -> ModelInfo:
@@ -135,9 +138,12 @@ class Frontend:
         if isinstance(reply, Response):
             return reply
         try:
-            answer = self._render(reply, parsed.encoding_format, fault)
+            zeros = fault == ZEROS and fault in self._poisoned
+            answer = self._render(reply, parsed.encoding_format, fault, zeros)
         except transports.TransportError as exc:
             return json_response(error_body(500, f"bad worker answer: {exc}"), 500)
+        if fault == ZEROS and reply.header["prompt_tokens"] > POISONING_TOKENS:
+            self._poisoned.add(fault)  # from the next answer of this route on
         if fault == "cross-talk":
             answer = await self._cross_talk(answer)
         return json_response(answer)
@@ -212,7 +218,9 @@ class Frontend:
             return json_response(error_body(500, reply.header.get("message", "worker error")), 500)
         return reply
 
-    def _render(self, reply: WorkerReply, encoding_format: str, fault: str | None) -> bytes:
+    def _render(
+        self, reply: WorkerReply, encoding_format: str, fault: str | None, zeros: bool = False
+    ) -> bytes:
         header = reply.header
         items: list[bytes] | None = None
         matrix: transports.Float32Matrix | None
@@ -221,12 +229,20 @@ class Frontend:
             matrix = transports.read_segment(handle, unlink=fault != "leak-shm")
         else:
             items = reply.frames
-            needs_matrix = encoding_format == "float" or fault in (
-                "base64-ignored",
-                "big-endian-base64",
-                "float16-base64",
+            needs_matrix = (
+                zeros
+                or encoding_format == "float"
+                or fault
+                in (
+                    "base64-ignored",
+                    "big-endian-base64",
+                    "float16-base64",
+                )
             )
             matrix = transports.decode_items(items, header["dim"]) if needs_matrix else None
+        if zeros:  # a route the zeros-after-long-request fault poisoned
+            assert matrix is not None
+            matrix, items = np.zeros_like(matrix), None
         return embeddings_body(
             model=self.model.name,
             encoding_format=encoding_format,

@@ -17,6 +17,7 @@ from conformance.expect import Expect
 from conformance.references import Recording, reference_cases
 from conformance.settings import Settings
 from conformance.suite.pytest_fixtures import Answers
+from conformance.tolerances import LARGE_BATCH
 from conformance.wire import Matrix
 
 CHUNK = 16  # inputs per request: a realistic batch, and few requests for the whole corpus
@@ -51,6 +52,16 @@ def no_token_ids(reference: Recording) -> NoReturn:
 def spread(cases: Sequence[Case], count: int) -> list[Case]:
     """``count`` cases taken evenly across the corpus order: every kind, script and length."""
     return [cases[i * len(cases) // count] for i in range(min(count, len(cases)))]
+
+
+SHORT = 150  # characters: the large batch tests rows, not lengths (single-vs-batch does that)
+
+
+def large_batch_cases(reference: Recording | None, context: int | None) -> list[Case]:
+    """The run's largest request (batch.large's, and the one state.unchanged asks the canary
+    right after): LARGE_BATCH short corpus inputs, those the reference has when there is one."""
+    usable = compared_cases(reference, context) if reference else within_context()
+    return spread([c for c in usable if len(c.text) <= SHORT], LARGE_BATCH)
 
 
 def embed_cases(

@@ -7,20 +7,12 @@ import pytest
 from conformance.checks import batch
 from conformance.checks.agreement import Comparison
 from conformance.client import Exchange
-from conformance.corpus import Case
 from conformance.expect import Expect
 from conformance.references import Recording
 from conformance.settings import Settings
 from conformance.suite.pytest_fixtures import Answers
-from conformance.suite.reference_corpus import (
-    compared_cases,
-    expect_agreement,
-    spread,
-    within_context,
-)
-from conformance.tolerances import LARGE_BATCH
+from conformance.suite.reference_corpus import expect_agreement, large_batch_cases
 
-SHORT = 150  # characters: the large batch tests rows, not lengths (single-vs-batch does that)
 DUPLICATE_AT = (0, 9, 17, 30)  # where the first batch text appears again in the batch of 32
 
 
@@ -67,8 +59,7 @@ def test_every_row_of_a_large_batch_is_its_inputs(
 ) -> None:
     """One request of 128 short corpus inputs, row by row: against the reference when there
     is one, else against each input sent alone."""
-    usable: list[Case] = compared_cases(reference, context) if reference else within_context()
-    cases = spread([c for c in usable if len(c.text) <= SHORT], LARGE_BATCH)
+    cases = large_batch_cases(reference, context)
     ids = [c.id for c in cases]
     exchange = answers.get([c.text for c in cases], encoding_format="float")
     expect.refused(exchange, f"{len(cases)} inputs in one request", large=True)

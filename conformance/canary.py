@@ -1,0 +1,138 @@
+"""The state canary of ``state.unchanged``: one fixed request of a few corpus sentences, asked
+at the run's start, right after its largest request and at its end; every answer must carry the
+vectors of the first (``checks.state.unchanged``).
+
+The controller's session asks it at the start, right after the preflight and before any test,
+and hands the answer to xdist's workers with the settings; the suite's ``test_state.py`` asks it
+right after the largest request; the controller asks it again at the end of the run, once every
+test of every worker has finished, and records that verdict in the tally as a test's would be.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from conformance.checks.state import FIRST, CanaryAnswer, unchanged
+from conformance.checks.status import unmeasurable
+from conformance.client import EmbeddingsClient, EndpointError, Exchange
+from conformance.corpus import case
+from conformance.expect import failure_message
+from conformance.verdicts.record import CheckRecord
+from conformance.verdicts.tally import CHECK_KEY, LATENCY_KEY, REQUIREMENTS_KEY
+from conformance.wire import Matrix
+
+STATE = "state.unchanged"
+CANARY_CASES = ("batch-02", "batch-03", "batch-19", "batch-23")  # short sentences, few tokens
+AT_THE_START = "state canary: the run's start"
+AT_THE_END = "state canary: the run's end"
+
+
+def canary_texts() -> list[str]:
+    return [case(case_id).text for case_id in CANARY_CASES]
+
+
+def canary_params() -> dict[str, Any]:
+    return {"encoding_format": "float"}
+
+
+def vectors_of(exchange: Exchange) -> tuple[Matrix | None, str]:
+    """The answer's vectors, or None and why there are none."""
+    if exchange.status != 200 or exchange.batch is None:
+        return None, exchange.describe()[:200]
+    try:
+        return exchange.batch.matrix(), ""
+    except ValueError as exc:
+        return None, str(exc)
+
+
+@dataclass(frozen=True)
+class FirstAnswer:
+    """The canary's first answer: its vectors, or why it carried none. Plain data for xdist."""
+
+    vectors: Matrix | None
+    problem: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        vectors = None if self.vectors is None else self.vectors.tolist()
+        return {"vectors": vectors, "problem": self.problem}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> FirstAnswer | None:
+        if data is None:
+            return None
+        vectors = data["vectors"]
+        return cls(None if vectors is None else np.asarray(vectors), str(data["problem"]))
+
+
+@dataclass(frozen=True)
+class Asked:
+    """One canary request of the controller's: the exchange (None: no answer), or the problem."""
+
+    exchange: Exchange | None
+    problem: str
+
+    @property
+    def seconds(self) -> float:
+        return 0.0 if self.exchange is None else self.exchange.elapsed
+
+    def timings(self) -> list[tuple[str, Any]]:
+        """The request, timed, as a test's report carries its requests (``Tally.add_timings``)."""
+        if self.exchange is None:
+            return []
+        status, inputs = self.exchange.status, len(CANARY_CASES)
+        return [(LATENCY_KEY, [{"seconds": self.seconds, "status": status, "inputs": inputs}])]
+
+
+def ask(client: EmbeddingsClient) -> tuple[FirstAnswer, Asked]:
+    """Send the canary once (the controller's requests: at the start and at the end)."""
+    try:
+        exchange = client.embed(canary_texts(), **canary_params())
+    except EndpointError as exc:
+        problem = f"no answer: {exc}"
+        return FirstAnswer(None, problem), Asked(None, problem)
+    vectors, problem = vectors_of(exchange)
+    return FirstAnswer(vectors, problem), Asked(exchange, problem)
+
+
+def after_the_last_test(last_test: str, latency: list[dict[str, Any]]) -> str:
+    """In words, what the run sent last: its last test, and that test's last request when the
+    suite timed it."""
+    if not last_test:
+        return "at the run's end, after no test"
+    words = f"at the run's end, after its last test {last_test}"
+    if latency and latency[-1].get("test") == last_test:
+        request = latency[-1]
+        words += f" (its last request: {request['inputs']} input(s), HTTP {request['status']})"
+    return words
+
+
+@dataclass(frozen=True)
+class EndOfRun:
+    """The verdict of the canary asked at the run's end, as a test's report would carry it."""
+
+    properties: list[tuple[str, Any]]
+    passed: bool
+    message: str  # the failure message ('' when it passed)
+    seconds: float
+
+
+def judge_at_the_end(
+    first: FirstAnswer, client: EmbeddingsClient, after: str, atol: float
+) -> EndOfRun:
+    """Ask the canary again and judge its answer against the first."""
+    again, asked = ask(client)
+    if first.vectors is None:
+        result = unmeasurable(f"{FIRST} carried no vectors: {first.problem}")
+    else:
+        result = unchanged(first.vectors, [CanaryAnswer(after, again.vectors, asked.problem)], atol)
+    known = result.index is not None and result.index < len(CANARY_CASES)
+    record = CheckRecord.of(STATE, result, CANARY_CASES[result.index] if known else None)  # type: ignore[index]
+    exchange = asked.exchange
+    if not result.passed and exchange is not None:
+        record = replace(record, response=exchange.describe()[:300], reproducer=exchange.curl())
+    properties = [(REQUIREMENTS_KEY, [STATE]), (CHECK_KEY, record.to_json())]
+    message = "" if result.passed else failure_message(STATE, result, exchange, CANARY_CASES)
+    return EndOfRun(properties + asked.timings(), result.passed, message, asked.seconds)
