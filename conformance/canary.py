@@ -10,18 +10,23 @@ test of every worker has finished, and records that verdict in the tally as a te
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from itertools import chain
 from typing import Any
 
 import numpy as np
+import pytest
 
 from conformance.checks.state import FIRST, CanaryAnswer, unchanged
 from conformance.checks.status import unmeasurable
 from conformance.client import EmbeddingsClient, EndpointError, Exchange
 from conformance.corpus import case
 from conformance.expect import failure_message
+from conformance.reporting.terminal import SummaryLine
 from conformance.verdicts.record import CheckRecord
-from conformance.verdicts.tally import CHECK_KEY, LATENCY_KEY, REQUIREMENTS_KEY
+from conformance.verdicts.status import Status
+from conformance.verdicts.tally import CHECK_KEY, LATENCY_KEY, REQUIREMENTS_KEY, Tally
 from conformance.wire import Matrix
 
 STATE = "state.unchanged"
@@ -136,3 +141,51 @@ def judge_at_the_end(
     properties = [(REQUIREMENTS_KEY, [STATE]), (CHECK_KEY, record.to_json())]
     message = "" if result.passed else failure_message(STATE, result, exchange, CANARY_CASES)
     return EndOfRun(properties + asked.timings(), result.passed, message, asked.seconds)
+
+
+@dataclass
+class StateCanary:
+    """The canary as one run's controller keeps it (a worker keeps only the first answer): the
+    first answer, the last test the run heard of, and the failure of the canary at the end."""
+
+    first: FirstAnswer | None = None  # handed to xdist's workers with the settings
+    last_test: str = ""
+    failure: str = ""  # the end's failure message ('' when it passed or was not asked)
+
+    def start(self, client: EmbeddingsClient, tally: Tally) -> None:
+        """Before any test: state.unchanged's first answer."""
+        self.first, asked = ask(client)
+        tally.add_timings(AT_THE_START, asked.timings())
+
+    def heard(self, report: pytest.TestReport) -> None:
+        if report.when == "teardown":
+            self.last_test = report.nodeid
+
+    def finish(self, client: EmbeddingsClient | None, tally: Tally, atol: float) -> None:
+        """Ask again, now that every test of every worker has finished, and record the verdict
+        like a test's; only when a test of state.unchanged ran (in play, chosen, and not
+        deselected by -k, -m or the like)."""
+        verdict = tally.verdicts.get(STATE)
+        if self.first is None or client is None or verdict is None or not verdict.tests:
+            return
+        after = after_the_last_test(self.last_test, tally.latency)
+        end = judge_at_the_end(self.first, client, after, atol)
+        tally.add(
+            AT_THE_END, end.properties, "passed" if end.passed else "failed", duration=end.seconds
+        )
+        tally.add_timings(AT_THE_END, end.properties)
+        self.failure = end.message
+
+    def failed(self, tally: Tally) -> bool:
+        """The canary at the end failed the run (a known failure may have excused it)."""
+        state = tally.verdicts.get(STATE)
+        return bool(self.failure) and state is not None and state.status is Status.FAIL
+
+    def summary(self, lines: Iterator[SummaryLine]) -> Iterator[SummaryLine]:
+        """The terminal summary with the end's failure under its title: it was judged after
+        the tests, so no test's report shows it."""
+        if not self.failure:
+            return lines
+        failure: list[SummaryLine] = [("-", f"FAILED {AT_THE_END}", {})]
+        failure += [("", line, {"red": True}) for line in self.failure.splitlines()]
+        return chain([next(lines)], failure, lines)

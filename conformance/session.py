@@ -9,7 +9,6 @@ to the workers, and asks it again once every worker has finished.
 
 from __future__ import annotations
 
-import itertools
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -19,17 +18,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from conformance.builtin import builtin_transport, start_builtin
-from conformance.canary import (
-    AT_THE_END,
-    AT_THE_START,
-    STATE,
-    FirstAnswer,
-    after_the_last_test,
-    ask,
-    judge_at_the_end,
-)
+from conformance.canary import STATE, FirstAnswer, StateCanary
 from conformance.client import EmbeddingsClient, parse_endpoint
-from conformance.options import given_options, selects
+from conformance.options import given_options
 from conformance.preflight import PreflightError, check_embeddings_route, open_client
 from conformance.references import GoldenError, ReferenceSpec
 from conformance.references.baseline import Baseline, load_baseline
@@ -37,8 +28,9 @@ from conformance.references.identify import DimensionFailure, choose_reference
 from conformance.reporting import integrity
 from conformance.reporting.terminal import SummaryLine, summary_lines
 from conformance.reporting.writer import write_run
-from conformance.requirements import BY_ID, CATALOGUE, GATE_PREFIX, Requirement, in_profile
+from conformance.requirements import CATALOGUE
 from conformance.run_report import header_lines, results_document, run_section
+from conformance.selection import chosen, in_play, select
 from conformance.session_keys import CANARY_KEY, SETTINGS_KEY
 from conformance.settings import Settings, resolve_settings
 from conformance.verdicts.certification import (
@@ -47,11 +39,13 @@ from conformance.verdicts.certification import (
     refuse_uncertifiable,
 )
 from conformance.verdicts.judge import fails_for_rules, judge_run
-from conformance.verdicts.known_failures import KnownFailure, covering, from_json
-from conformance.verdicts.outcomes import KNOWN_FAILURE, add_report, failures_of
-from conformance.verdicts.record import CheckRecord
-from conformance.verdicts.status import Status
-from conformance.verdicts.tally import REQUIREMENTS_KEY, Tally
+from conformance.verdicts.known_failures import KnownFailure, from_json
+from conformance.verdicts.outcomes import (
+    add_report,
+    excuse_known_failure,
+    fail_before_any_test,
+)
+from conformance.verdicts.tally import Tally
 
 if TYPE_CHECKING:  # started by conformance.builtin only for --endpoint builtin
     from conformance.server.process import ServerProcess
@@ -80,14 +74,10 @@ class ConformanceSession:
     # The run's verdict given before any test: identifying the reference found no fixed
     # dimension (a FAIL of that dimension requirement); no test runs.
     dimension_failure: DimensionFailure | None = None
-    # state.unchanged: the canary's first answer (the controller's, handed to the workers), the
-    # last test the run heard of, and the failure of the canary asked at the end
-    canary: FirstAnswer | None = None
-    last_test: str = ""
-    state_failure: str = ""
+    canary: StateCanary = field(default_factory=StateCanary)  # state.unchanged's
 
     def __post_init__(self) -> None:
-        self.tally = Tally(r for r in CATALOGUE if self.in_play(r))
+        self.tally = Tally(r for r in CATALOGUE if in_play(self.settings, r))
         entries = self.settings.known_failures
         self.known_failures: tuple[KnownFailure, ...] = (
             from_json(entries["entries"]) if entries else ()
@@ -101,8 +91,8 @@ class ConformanceSession:
         worker_input = getattr(config, "workerinput", None)
         if worker_input is not None and SETTINGS_KEY in worker_input:
             settings = Settings.from_json(worker_input[SETTINGS_KEY])
-            canary = FirstAnswer.from_json(worker_input.get(CANARY_KEY))
-            return cls(settings, on_worker=True, canary=canary)
+            first = FirstAnswer.from_json(worker_input.get(CANARY_KEY))
+            return cls(settings, on_worker=True, canary=StateCanary(first))
         given = given_options(config)
         endpoint = given["endpoint"]
         if endpoint is None:
@@ -115,17 +105,6 @@ class ConformanceSession:
             return cls(settings)
         server = start_builtin(transport)
         return cls(replace(settings, endpoint=parse_endpoint(server.url)), server=server)
-
-    def in_play(self, requirement: Requirement) -> bool:
-        """In the chosen profile, and for the baseline gate's requirements, given a baseline."""
-        if requirement.id.startswith(GATE_PREFIX) and not self.settings.baseline:
-            return False
-        return in_profile(requirement, self.settings.profile)
-
-    def chosen(self, requirement_id: str) -> bool:
-        """Named by --requirements (every requirement when it is not given)."""
-        patterns = self.settings.requirements
-        return patterns is None or any(selects(p, requirement_id) for p in patterns)
 
     @property
     def model(self) -> str | None:
@@ -140,7 +119,8 @@ class ConformanceSession:
 
     def worker_canary(self) -> dict[str, Any] | None:
         """What every xdist worker receives besides: the state canary's first answer."""
-        return None if self.canary is None else self.canary.to_json()
+        first = self.canary.first
+        return None if first is None else first.to_json()
 
     def stop(self) -> None:
         if self.server is not None:
@@ -163,38 +143,19 @@ class ConformanceSession:
         try:
             try:
                 self.reference = choose_reference(s.reference, client, s.tolerances.cosine_atol)
-            except DimensionFailure as failure:
-                self.fail_before_any_test(failure)
+            except DimensionFailure as failure:  # the run's verdict: no test runs (select)
+                self.dimension_failure = failure
+                transcript = (failure.exchange.describe()[:300], failure.exchange.curl())
+                requirement, result = failure.requirement, failure.result
+                fail_before_any_test(self.tally, IDENTIFICATION, requirement, result, transcript)
             self.baseline = load_baseline(s.baseline) if s.baseline else None
             if s.sign_key and not self.on_worker:
                 self.sign_key = integrity.load_private_key(Path(s.sign_key))
         except (ValueError, GoldenError) as exc:
             raise pytest.UsageError(f"embedding-conformance: {exc}") from None
         self.client = client
-        if not self.on_worker and STATE in self.tally.verdicts and self.chosen(STATE):
-            self.canary, asked = ask(client)  # before any test: state.unchanged's first answer
-            self.tally.add_timings(AT_THE_START, asked.timings())
-
-    def fail_before_any_test(self, failure: DimensionFailure) -> None:
-        """Identifying the reference found vectors with no fixed dimension: the run is a FAIL
-        of that dimension requirement, judged on the identification's answer (its message,
-        response and reproducer in the tally), and no test runs (``select`` deselects them
-        all), as no reference can make such vectors right. Every other requirement is NOT RUN,
-        saying why."""
-        self.dimension_failure = failure
-        exchange = failure.exchange
-        record = CheckRecord.of(failure.requirement, failure.result)
-        record = replace(record, response=exchange.describe()[:300], reproducer=exchange.curl())
-        verdict = self.tally.verdicts.get(failure.requirement)
-        if verdict is not None:
-            self.tally.verdicts[failure.requirement] = verdict.merge(
-                Status.FAIL, [record], IDENTIFICATION
-            )
-            self.tally.annotate(failure.requirement, notes=(failure.result.detail,))
-        why = f"not run: {failure.requirement} FAILED while identifying the reference"
-        for requirement_id in list(self.tally.verdicts):
-            if requirement_id != failure.requirement:
-                self.tally.annotate(requirement_id, reason=why)
+        if not self.on_worker and STATE in self.tally.verdicts and chosen(self.settings, STATE):
+            self.canary.start(client, self.tally)
 
     @property
     def unreferenced(self) -> bool:
@@ -206,49 +167,27 @@ class ConformanceSession:
         lines = header_lines(
             self.settings, self.model, self.reference, self.unreferenced, self.baseline, known
         )
-        failure = self.dimension_failure
-        if failure is not None:
-            lines.append(
-                f"  reference: none identified: {failure.requirement} FAILED, no test runs"
-            )
+        if self.dimension_failure is not None:
+            failed = self.dimension_failure.requirement
+            lines.append(f"  reference: none identified: {failed} FAILED, no test runs")
         return lines
 
     # collection and verdicts ----------------------------------------------------------------
 
     def select(self, items: Sequence[pytest.Item]) -> tuple[list[pytest.Item], list[pytest.Item]]:
-        """(selected, deselected): each test tagged with its requirement ids, and kept when
-        one of them is in play. An unknown id is a usage error."""
-        selected: list[pytest.Item] = []
-        deselected: list[pytest.Item] = []
-        if self.dimension_failure is not None:  # the run's verdict is given: nothing runs
-            return selected, list(items)
-        for item in items:
-            ids = [i for marker in item.iter_markers("requirement") for i in marker.args]
-            unknown = [i for i in ids if i not in BY_ID]
-            if unknown:
-                raise pytest.UsageError(f"{item.nodeid}: unknown requirement id(s) {unknown}")
-            item.user_properties.append((REQUIREMENTS_KEY, ids))
-            in_scope = not ids or any(self.in_play(BY_ID[i]) and self.chosen(i) for i in ids)
-            (selected if in_scope else deselected).append(item)
-            if ids and not any(self.in_play(BY_ID[i]) for i in ids):
-                self.out_of_play += 1  # e.g. the baseline gate's tests without --baseline
+        """(selected, deselected): see ``selection.select``; nothing runs when the run's
+        verdict was given while identifying the reference."""
+        if self.dimension_failure is not None:
+            return [], list(items)
+        selected, deselected, self.out_of_play = select(self.settings, items)
         return selected, deselected
 
     def record(self, report: pytest.TestReport) -> None:
         add_report(self.tally, report)
-        if report.when == "teardown":
-            self.last_test = report.nodeid
+        self.canary.heard(report)
 
     def mark_known_failure(self, item: pytest.Item, report: pytest.TestReport) -> None:
-        """A failed test whose every failure a --known-failures entry lists becomes an xfail:
-        it does not fail the run (its requirement is reported XFAIL)."""
-        if not self.known_failures or report.when != "call" or not report.failed:
-            return
-        failures = failures_of(item.user_properties)
-        entry = covering(self.known_failures, failures) if failures else None
-        if entry is not None:
-            report.outcome = "skipped"
-            report.wasxfail = KNOWN_FAILURE + entry.reason
+        excuse_known_failure(self.known_failures, item, report)
 
     # the end --------------------------------------------------------------------------------
 
@@ -258,7 +197,7 @@ class ConformanceSession:
         fail for what failed no test: a regression, or the canary at the end."""
         if self.on_worker:
             return False
-        self.judge_state_at_the_end()
+        self.canary.finish(self.client, self.tally, self.settings.tolerances.vector_atol)
         capabilities = self.settings.capabilities
         self.regressions = judge_run(
             self.tally,
@@ -270,30 +209,11 @@ class ConformanceSession:
         if results_json is not None or report_dir is not None:
             self.document = self.results_document(config)
             self.reports = write_run(self.document, results_json, report_dir)
-        state = self.tally.verdicts.get(STATE)
-        state_failed = (
-            bool(self.state_failure) and state is not None and state.status is Status.FAIL
-        )
         return (
             fails_for_rules(self.tally, self.regressions)
-            or state_failed
+            or self.canary.failed(self.tally)
             or self.dimension_failure is not None
         )
-
-    def judge_state_at_the_end(self) -> None:
-        """Ask the state canary again, now that every test of every worker has finished, and
-        record its verdict like a test's; only when a test of state.unchanged ran (it is in
-        play, chosen, and not deselected by -k, -m or the like)."""
-        verdict = self.tally.verdicts.get(STATE)
-        if self.canary is None or self.client is None or verdict is None or not verdict.tests:
-            return
-        after = after_the_last_test(self.last_test, self.tally.latency)
-        atol = self.settings.tolerances.vector_atol
-        end = judge_at_the_end(self.canary, self.client, after, atol)
-        outcome = "passed" if end.passed else "failed"
-        self.tally.add(AT_THE_END, end.properties, outcome, duration=end.seconds)
-        self.tally.add_timings(AT_THE_END, end.properties)
-        self.state_failure = end.message
 
     def results_document(self, config: pytest.Config) -> dict[str, Any]:
         """The run as data (conformance/reporting/results.schema.json), sealed and signed."""
@@ -325,10 +245,4 @@ class ConformanceSession:
             certification=self.certification,
             unreferenced=self.unreferenced,
         )
-        if not self.state_failure:
-            return lines
-        # judged after the tests, so no test's report shows it: under the summary's title
-        failure: list[SummaryLine] = [("-", f"FAILED {AT_THE_END}", {})]
-        failure += [("", line, {"red": True}) for line in self.state_failure.splitlines()]
-        title = next(lines)
-        return itertools.chain([title], failure, lines)
+        return self.canary.summary(lines)

@@ -28,7 +28,7 @@ def test_the_canary_is_unchanged_right_after_the_largest_request(
 ) -> None:
     """The largest request is sent again here, so the canary comes right after it (in this
     process) whatever ran before; its own answer is batch.large's to judge."""
-    first = conformance_session.canary
+    first = conformance_session.canary.first
     if first is None or first.vectors is None:
         why = "not asked at the run's start" if first is None else first.problem
         expect.unmeasurable(f"{FIRST} carried no vectors: {why}")
