@@ -14,13 +14,24 @@ class Case:
     id: str  # stable: failure messages, baselines and -k selections refer to it
     text: str
     tags: tuple[str, ...]
+    # The text as the reference's tokenizer reads it, when that deletes characters of it
+    # (controls, BOM, zero-width characters, soft hyphens): the text whose vector is owed.
+    reads_as: str | None = None
+
+    def dropped(self) -> list[str]:
+        """The characters the reference deletes from the text (U+XXXX), in code point order."""
+        if self.reads_as is None:
+            return []
+        return [f"U+{ord(c):04X}" for c in sorted(set(self.text) - set(self.reads_as))]
 
 
 @cache
 def load_cases(name: str = "core") -> tuple[Case, ...]:
     path = resources.files("conformance.fixtures") / f"{name}.json"
     document = json.loads(path.read_text(encoding="utf-8"))
-    return tuple(Case(c["id"], c["text"], tuple(c["tags"])) for c in document["cases"])
+    return tuple(
+        Case(c["id"], c["text"], tuple(c["tags"]), c.get("reads_as")) for c in document["cases"]
+    )
 
 
 def cases_tagged(tag: str, name: str = "core") -> tuple[Case, ...]:

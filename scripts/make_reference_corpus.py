@@ -14,6 +14,15 @@ topic); the token-id subset; and token lengths: ``ctx-near-N`` / ``ctx-past-N`` 
 tokens including [CLS] and [SEP], paragraphs stay under 250 and every other case fits the
 model's 256.
 
+Control and invisible characters (the ``control`` cases, CONTROL_CASES): each id is there with
+the characters it exists for, and they survive the file (the file holds every character that
+is not printable as a ``\\uXXXX`` escape, so no editor drops or normalizes it unseen). The
+reference's tokenizer deletes C0/C1 controls (but TAB, LF, CR) and format characters (BOM,
+zero-width space and joiner, soft hyphen): a case that holds one says so in ``reads_as``, the
+text the reference reads (the text without them), which the server owes the vector of; the
+tokenizer must give it the same ids as the text. And ids are stable: every case id a bundled
+golden was recorded for (golden/*/*/manifest.json) is still in the corpus (add, never rename).
+
 Usage (needs the ``server`` extra; HF_HUB_OFFLINE defaults to 1):
     python scripts/make_reference_corpus.py           # write token_ids in place, then verify
     python scripts/make_reference_corpus.py --check   # verify only; exit 1 if the file would change
@@ -27,6 +36,7 @@ import logging
 import os
 import re
 import sys
+import unicodedata
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -53,6 +63,7 @@ CATEGORY_MINIMUMS = {
     "over-context": 6,
     "retrieval-query": 12,
     "retrieval-doc": 36,
+    "control": 13,
 }
 CATEGORY_NAMES = ", ".join(CATEGORY_MINIMUMS)
 MIN_CASES = 230
@@ -87,6 +98,7 @@ TOKEN_ID_SUBSET = {
     "single-char": 2,
     "near-context": 1,
     "repeated": 1,
+    "control": 13,
 }
 TOKEN_ID_REQUIRED = "ctx-near-256"
 
@@ -95,7 +107,24 @@ CTX_PATTERN = re.compile(r"ctx-(near|past)-([0-9]+)")
 QUERY_PATTERN = re.compile(r"ret-q-([0-9]{2})")
 DOC_PATTERN = re.compile(r"ret-d-([0-9]{2})([abc])")
 INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"  # zero-width characters str.isspace() misses
-CASE_KEYS = {"id", "text", "tags", "token_ids"}
+CASE_KEYS = {"id", "text", "tags", "reads_as", "token_ids"}
+GOLDEN_ROOT = ROOT / "golden"
+# control case -> the characters it exists for (each must be in its text)
+CONTROL_CASES = {
+    "ctl-nul-mid": "\u0000",  # inside a sentence: a C-string server loses the rest
+    "ctl-nul-start": "\u0000",  # at its start: a C-string server embeds nothing
+    "ctl-nul-utf16": "\u0000",  # UTF-16LE read as UTF-8: a NUL after every letter
+    "ctl-soh": "\u0001",  # FIX protocol field separator
+    "ctl-bel": "\u0007",
+    "ctl-esc": "\u001b",  # ANSI colour codes in a log line
+    "ctl-del": "\u007f",
+    "ctl-bom-start": "\ufeff",  # a byte-order mark left at the start
+    "ctl-cr-lone": "\r",  # old Mac line ends
+    "ctl-crlf": "\r\n",
+    "ctl-zwsp": "\u200b",  # zero-width space
+    "ctl-zwj": "\u200d",  # zero-width joiner
+    "ctl-shy": "\u00ad",  # soft hyphen
+}
 
 Tokenize = Callable[[str], list[int]]
 
@@ -114,6 +143,16 @@ def load_tokenizer() -> Tokenize:
         return [int(i) for i in tokenizer(text)["input_ids"]]
 
     return tokenize
+
+
+def dropped_by_reference(char: str) -> bool:
+    """A character the reference's (BERT) tokenizer deletes before it splits the text: NUL and
+    every control or format character but TAB, LF and CR (which it reads as spaces)."""
+    return char not in "\t\n\r" and unicodedata.category(char) in ("Cc", "Cf")
+
+
+def without_dropped(text: str) -> str:
+    return "".join(char for char in text if not dropped_by_reference(char))
 
 
 def is_blank(text: str) -> bool:
@@ -143,6 +182,8 @@ def check_shape(document: Any) -> list[str]:
             errors.append(f"case #{index}: id and text must be strings")
         elif not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
             errors.append(f"case #{index} ({case['id']}): tags must be a list of strings")
+        elif not isinstance(case.get("reads_as", ""), str):
+            errors.append(f"case #{index} ({case['id']}): reads_as must be a string")
     return errors
 
 
@@ -181,6 +222,7 @@ def check_cases(cases: list[dict[str, Any]], lengths: dict[str, int]) -> list[st
             errors.append(f"{case_id}: a single-char case must be one code point")
         if category == "whitespace" and not any(c.isspace() or c in INVISIBLE for c in text):
             errors.append(f"{case_id}: a whitespace case must contain whitespace")
+        errors += check_reads_as(case)
         errors += check_length(case_id, category, lengths[case_id])
 
     for category, minimum in CATEGORY_MINIMUMS.items():
@@ -192,6 +234,71 @@ def check_cases(cases: list[dict[str, Any]], lengths: dict[str, int]) -> list[st
     errors += check_context_sets(cases)
     errors += check_retrieval(cases)
     errors += check_token_id_subset(cases)
+    errors += check_control_cases(cases)
+    return errors
+
+
+def check_reads_as(case: dict[str, Any]) -> list[str]:
+    """A text with characters the reference deletes says what the reference reads instead."""
+    case_id, text, reads_as = case["id"], case["text"], case.get("reads_as")
+    if without_dropped(text) == text:
+        return [] if reads_as is None else [f"{case_id}: reads_as, but nothing in it is dropped"]
+    if reads_as != without_dropped(text):
+        return [
+            f"{case_id}: reads_as must be {without_dropped(text)!r} (the text without the "
+            "characters the reference's tokenizer deletes)"
+        ]
+    return []
+
+
+def check_control_cases(cases: list[dict[str, Any]]) -> list[str]:
+    """Each control case is there, under its id, with the characters it is for."""
+    by_id = {case["id"]: case for case in cases}
+    errors = []
+    for case_id, chars in CONTROL_CASES.items():
+        case = by_id.get(case_id)
+        if case is None:
+            errors.append(f"{case_id}: missing (control cases: {', '.join(CONTROL_CASES)})")
+        elif chars not in case["text"]:
+            errors.append(f"{case_id}: its text must hold {chars!r}")
+        elif category_of(case) != "control":
+            errors.append(f"{case_id}: must be tagged 'control'")
+    extra = [c["id"] for c in cases if category_of(c) == "control" and c["id"] not in CONTROL_CASES]
+    errors += [f"{case_id}: a control case not in CONTROL_CASES" for case_id in extra]
+    return errors
+
+
+def check_same_reading(cases: list[dict[str, Any]], tokenize: Tokenize) -> list[str]:
+    """The tokenizer gives ``reads_as`` the ids of the text: it is what the reference reads."""
+    return [
+        f"{case['id']}: the tokenizer reads the text otherwise than reads_as"
+        for case in cases
+        if "reads_as" in case and tokenize(case["reads_as"]) != tokenize(case["text"])
+    ]
+
+
+def check_stable_ids(cases: list[dict[str, Any]], golden_root: Path = GOLDEN_ROOT) -> list[str]:
+    """Every case id a bundled golden was recorded for is still in the corpus."""
+    ids = {case["id"] for case in cases}
+    errors = []
+    for manifest in sorted(golden_root.glob("*/*/manifest.json")):
+        recorded = json.loads(manifest.read_text(encoding="utf-8"))
+        kept = set(recorded.get("case_ids", [])) | set(recorded.get("rejected", {}))
+        gone = sorted(kept - ids)
+        if gone:
+            where = manifest.parent.relative_to(golden_root)
+            errors.append(f"ids recorded in golden {where} are gone (renamed?): {gone[:5]}")
+    return errors
+
+
+def check_round_trip(document: dict[str, Any], rendered: str) -> list[str]:
+    """The file keeps every text as it is, and holds no unprintable character raw."""
+    errors = []
+    if json.loads(rendered) != document:
+        errors.append("the rendered file does not read back as the same document")
+    raw = sorted({f"U+{ord(c):04X}" for c in rendered if not c.isprintable() and c != "\n"})
+    if raw:
+        errors.append(f"unprintable characters written raw: {', '.join(raw)}")
     return errors
 
 
@@ -272,7 +379,16 @@ def with_token_ids(document: dict[str, Any], ids: dict[str, list[int]]) -> dict[
 
 
 def render(document: dict[str, Any]) -> str:
-    return json.dumps(document, ensure_ascii=False, indent=1) + "\n"
+    """The file's text: UTF-8 as it reads, but every unprintable character (controls, BOM,
+    zero-width and other invisible characters, spaces but ' ') as a \\uXXXX escape, so that
+    the texts keep them, seen, through editors and reviews."""
+    text = json.dumps(document, ensure_ascii=False, indent=1) + "\n"
+    return "".join(char if char.isprintable() or char == "\n" else _escape(char) for char in text)
+
+
+def _escape(char: str) -> str:
+    """JSON's escape of one character (a surrogate pair past the BMP)."""
+    return json.dumps(char, ensure_ascii=True)[1:-1]
 
 
 def report(path: Path, errors: list[str]) -> int:
@@ -308,10 +424,16 @@ def main(argv: list[str] | None = None) -> int:
     tokenize = load_tokenizer()
     ids = {case["id"]: tokenize(case["text"]) for case in document["cases"]}
     errors = check_cases(document["cases"], {key: len(value) for key, value in ids.items()})
+    errors += check_same_reading(document["cases"], tokenize)
+    errors += check_stable_ids(document["cases"])
     if errors:
         return report(args.path, errors)
 
-    updated = render(with_token_ids(document, ids))
+    complete = with_token_ids(document, ids)
+    updated = render(complete)
+    errors = check_round_trip(complete, updated)
+    if errors:
+        return report(args.path, errors)
     categories = Counter(category_of(case) for case in document["cases"])
     summary = ", ".join(f"{name} {categories[name]}" for name in CATEGORY_MINIMUMS)
     print(f"{args.path.name}: {len(document['cases'])} cases ({summary}); all rules hold")

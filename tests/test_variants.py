@@ -65,7 +65,7 @@ def test_each_bundled_golden_names_the_folder_it_was_recorded_from(name: str) ->
     variant = variants.VARIANTS[name]
     assert manifest["pooling"] == variant.pooling
     assert manifest["normalized"] is variant.normalized
-    assert manifest["files"]["vectors.npy"]["shape"] == [240, variant.dimension]
+    assert manifest["files"]["vectors.npy"]["shape"] == [253, variant.dimension]
 
 
 def test_the_cli_builds_and_names_the_digests(

@@ -44,7 +44,7 @@ def curl_command(
         payload = body.decode("utf-8", "backslashreplace")
         exact = body
     else:
-        payload = json.dumps(body, ensure_ascii=False)
+        payload = _visible(json.dumps(body, ensure_ascii=False))
         if not payload.isascii() and not _encodable(payload):
             payload = json.dumps(body)  # lone surrogates: keep the \u escapes
         exact = payload.encode("utf-8")
@@ -88,6 +88,15 @@ def _holds(path: Path, data: bytes) -> bool:
         return path.read_bytes() == data
     except OSError:
         return False
+
+
+def _visible(payload: str) -> str:
+    """The JSON text with every unprintable character (a BOM, zero-width characters, a soft
+    hyphen, DEL, spaces but ' ') as its \\u escape: the same document, and a command that keeps
+    them when it is copied from a terminal or a report."""
+    if payload.isprintable():
+        return payload
+    return "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in payload)
 
 
 def _encodable(text: str) -> bool:

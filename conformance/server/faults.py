@@ -109,6 +109,12 @@ FAULTS: dict[str, Fault] = {
             "pooling over nothing: NaN, serialized as null)",
         ),
         Fault(
+            "cut-at-nul",
+            "worker",
+            "each text cut at its first U+0000 (a server that hands text on as a C string): "
+            "the rest of the text is lost without a word",
+        ),
+        Fault(
             "usage-characters",
             "worker",
             "usage.prompt_tokens counted in characters (infinity-emb 0.0.78: 'hello' -> 5)",

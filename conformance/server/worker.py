@@ -94,6 +94,11 @@ def _broken_text(text: str, fault: str) -> bool:
 WEDGE_RUN = 200  # the wedged-worker fault hangs on a run of this many of one character
 
 
+def _cut_at_nul(text: str) -> str:
+    """What a C string holds of the text: everything before its first U+0000."""
+    return text.split("\0", 1)[0]
+
+
 def _wedges(text: str) -> bool:
     """Inputs the wedged-worker fault never returns from: the suite's 300-character
     'long-single-token' case, sent alone after the first tests (fuzzed texts stay under 80)."""
@@ -258,6 +263,8 @@ class Worker:
         texts: list[str] = header.get("texts", [])
         if "ids" in header and fault == "token-ids-as-text":
             texts = [" ".join(map(str, ids)) for ids in header["ids"]]
+        if fault == "cut-at-nul":
+            texts = [_cut_at_nul(text) for text in texts]
         if fault == "wedged-worker" and any(_wedges(text) for text in texts):
             threading.Event().wait()  # forever; the heartbeat thread goes on beating
         if texts and fault == "duplicates-misaligned" and len(set(texts)) < len(texts):

@@ -92,6 +92,23 @@ def embed_texts(
         expect.unmeasurable(f"{exc} (see dimension.*)", carriers[0])
 
 
+def owed_notes(cases: Sequence[Case], distances: Sequence[float], limit: float) -> list[str]:
+    """What is owed for each input the reference reads otherwise than it is written (its
+    tokenizer deletes controls, a BOM, zero-width characters) that the server's vector
+    disagrees with (1 - cosine past ``limit``)."""
+    return [
+        f"{case.id} disagrees: the reference deletes {', '.join(case.dropped())} from it and "
+        f"embeds {_shown(case.reads_as)!r}; that text's vector is owed (a server that cuts or "
+        "rewrites the text at such a character answers for another text)"
+        for case, distance in zip(cases, distances, strict=True)
+        if case.reads_as is not None and not distance <= limit
+    ]
+
+
+def _shown(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def reference_matrix(reference: Recording, cases: Sequence[Case]) -> Matrix:
     return reference.matrix([c.id for c in cases])
 

@@ -20,6 +20,7 @@ from conformance.suite.reference_corpus import (
     embed_cases,
     expect_agreement,
     no_token_ids,
+    owed_notes,
     reference_matrix,
 )
 
@@ -67,6 +68,8 @@ def test_every_input_agrees_with_the_reference(
     if actual.shape == expected.shape:  # else the checks below fail it, naming the dimensions
         distances = cosine_distances(actual, expected).tolist()
         expect.series("agreement", ids, distances, settings.tolerances.cosine_atol)
+        for note in owed_notes(cases, distances, settings.tolerances.cosine_atol):
+            expect.note(note)
     compared = Comparison(
         actual,
         expected,

@@ -57,6 +57,21 @@ def test_awkward_text_round_trips_through_the_shell(text: str) -> None:
     assert data_argument(curl_command(URL, body, with_auth=False)) == body
 
 
+def test_invisible_characters_are_escaped_in_the_command() -> None:
+    """A BOM, zero-width characters, a soft hyphen or DEL would be lost on the way from a
+    terminal or a report to the shell: the command holds their escapes, for the same body."""
+    body = {
+        "model": "m",
+        "input": ["\ufeffbom", "zero\u200bwidth\u200djoin", "soft\u00adhy", "d\x7f"],
+    }
+    command = curl_command(URL, body, with_auth=False)
+    assert command.isprintable()
+    for escape in ("\\ufeff", "\\u200b", "\\u200d", "\\u00ad", "\\u007f"):
+        assert escape in command
+    assert data_argument(command) == body
+    assert "héllo" in curl_command(URL, {"input": "héllo"}, with_auth=False)  # printable: kept
+
+
 def test_no_authorization_without_auth() -> None:
     command = curl_command(URL, BODY, with_auth=False)
     assert KEY_VARIABLE not in command

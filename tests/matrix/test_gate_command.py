@@ -48,7 +48,7 @@ def test_the_same_server_passes_the_gate(tmp_path: Path, peers_file: Path) -> No
     code, page = gate(tmp_path, peers_file, "old")
     assert code == 0
     assert "Verdict: **PASSED**" in page
-    assert "- `baseline.vectors` PASS: 0 of 240 inputs accepted or rejected differently" in page
+    assert "- `baseline.vectors` PASS: 0 of 253 inputs accepted or rejected differently" in page
 
 
 def test_drifted_vectors_fail_the_gate(tmp_path: Path, peers_file: Path) -> None:

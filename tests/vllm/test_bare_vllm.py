@@ -65,7 +65,7 @@ def test_suite_passes_bare_vllm(vllm_url: str, tmp_path: Path, reference: str) -
         "input.string-same-as-array",
     ):
         assert run.status(requirement) == "PASS", run.output
-    assert "reference.agreement: 234 inputs vs all-MiniLM-L6-v2" in run.output
+    assert "reference.agreement: 247 inputs vs all-MiniLM-L6-v2" in run.output
     if reference.endswith("/vllm"):  # recorded from bare vLLM, which refuses 6 inputs
         assert "not compared, the reference rejected: ctx-past-257 (HTTP 400" in run.output
 
@@ -94,7 +94,7 @@ def test_suite_passes_the_reference_server_on_the_vllm_engine(tmp_path: Path, mo
     show_summary(run)
     assert run.returncode == 0, run.output
     assert run.with_status("FAIL") == set(), run.output
-    assert f"reference.agreement: 234 inputs vs {model} (sentence-transformers" in run.output
+    assert f"reference.agreement: 247 inputs vs {model} (sentence-transformers" in run.output
 
 
 # variant -> what bare vLLM 0.32 must show beyond "every MUST passes"
@@ -125,7 +125,7 @@ def test_suite_passes_bare_vllm_on_each_variant(tmp_path: Path, variant: str) ->
         assert run.with_status("FAIL") <= SHOULD_WARNINGS, run.output
         for requirement, status in VARIANT_EXPECTATIONS[variant].items():
             assert run.status(requirement) == status, run.output
-        assert f"reference.agreement: 234 inputs vs {variant} (sentence-transformers" in run.output
+        assert f"reference.agreement: 247 inputs vs {variant} (sentence-transformers" in run.output
         reference_led = "reference.,batch.large,usage.counts-tokens"
         again = run_suite(
             tmp_path,
