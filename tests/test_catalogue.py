@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import inspect
 import pkgutil
 from collections.abc import Callable, Iterator
@@ -36,8 +37,13 @@ def family_module(requirement: Requirement) -> str:
 
 
 def resolve(dotted: str) -> Any:
+    """The module or the function ``dotted`` names (a submodule is imported, not looked up as
+    an attribute: that would depend on what this process happened to import before)."""
     module, _, name = dotted.rpartition(".")
-    return getattr(importlib.import_module(module), name)
+    parent = importlib.import_module(module)
+    if hasattr(parent, "__path__") and importlib.util.find_spec(dotted) is not None:
+        return importlib.import_module(dotted)
+    return getattr(parent, name)
 
 
 @pytest.mark.parametrize("requirement", CATALOGUE, ids=lambda r: r.id)
