@@ -11,7 +11,7 @@ test of every worker has finished, and records that verdict in the tally as a te
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
@@ -22,9 +22,8 @@ from conformance.checks.state import FIRST, CanaryAnswer, unchanged
 from conformance.checks.status import unmeasurable
 from conformance.client import EmbeddingsClient, EndpointError, Exchange
 from conformance.corpus import case
-from conformance.expect import failure_message
+from conformance.expect import check_record, failure_message
 from conformance.reporting.terminal import SummaryLine
-from conformance.verdicts.record import CheckRecord
 from conformance.verdicts.status import Status
 from conformance.verdicts.tally import CHECK_KEY, LATENCY_KEY, REQUIREMENTS_KEY, Tally
 from conformance.wire import Matrix
@@ -133,11 +132,8 @@ def judge_at_the_end(
         result = unmeasurable(f"{FIRST} carried no vectors: {first.problem}")
     else:
         result = unchanged(first.vectors, [CanaryAnswer(after, again.vectors, asked.problem)], atol)
-    known = result.index is not None and result.index < len(CANARY_CASES)
-    record = CheckRecord.of(STATE, result, CANARY_CASES[result.index] if known else None)  # type: ignore[index]
     exchange = asked.exchange
-    if not result.passed and exchange is not None:
-        record = replace(record, response=exchange.describe()[:300], reproducer=exchange.curl())
+    record = check_record(STATE, result, exchange, CANARY_CASES)
     properties = [(REQUIREMENTS_KEY, [STATE]), (CHECK_KEY, record.to_json())]
     message = "" if result.passed else failure_message(STATE, result, exchange, CANARY_CASES)
     return EndOfRun(properties + asked.timings(), result.passed, message, asked.seconds)

@@ -47,6 +47,22 @@ def failure_message(
     return "\n".join(lines)
 
 
+def check_record(
+    requirement_id: str,
+    result: CheckResult,
+    exchange: Exchange | None = None,
+    cases: Sequence[str] | None = None,
+) -> CheckRecord:
+    """What the reports keep of one check: its result, the case it names and, on a failure,
+    the transcript of the exchange behind it."""
+    known = cases is not None and result.index is not None and result.index < len(cases)
+    case = cases[result.index] if known else None  # type: ignore[index]
+    record = CheckRecord.of(requirement_id, result, case)
+    if not result.passed and exchange is not None:
+        record = replace(record, response=exchange.describe()[:300], reproducer=exchange.curl())
+    return record
+
+
 class Expect:
     """Bound to one test item; call it once per check."""
 
@@ -66,11 +82,7 @@ class Expect:
         cases: Sequence[str] | None = None,
     ) -> None:
         requirement_id = self.requirement_id
-        known = cases is not None and result.index is not None and result.index < len(cases)
-        case = cases[result.index] if known else None  # type: ignore[index]
-        record = CheckRecord.of(requirement_id, result, case)
-        if not result.passed and exchange is not None:  # the transcript, for the reports
-            record = replace(record, response=exchange.describe()[:300], reproducer=exchange.curl())
+        record = check_record(requirement_id, result, exchange, cases)
         self.item.user_properties.append((CHECK_KEY, record.to_json()))  # plain data for xdist
         if result.passed:
             return

@@ -20,6 +20,7 @@ import pytest
 from conformance.builtin import builtin_transport, start_builtin
 from conformance.canary import STATE, FirstAnswer, StateCanary
 from conformance.client import EmbeddingsClient, parse_endpoint
+from conformance.expect import check_record
 from conformance.options import given_options
 from conformance.preflight import PreflightError, check_embeddings_route, open_client
 from conformance.references import GoldenError, ReferenceSpec
@@ -145,9 +146,8 @@ class ConformanceSession:
                 self.reference = choose_reference(s.reference, client, s.tolerances.cosine_atol)
             except DimensionFailure as failure:  # the run's verdict: no test runs (select)
                 self.dimension_failure = failure
-                transcript = (failure.exchange.describe()[:300], failure.exchange.curl())
-                requirement, result = failure.requirement, failure.result
-                fail_before_any_test(self.tally, IDENTIFICATION, requirement, result, transcript)
+                record = check_record(failure.requirement, failure.result, failure.exchange)
+                fail_before_any_test(self.tally, IDENTIFICATION, record)
             self.baseline = load_baseline(s.baseline) if s.baseline else None
             if s.sign_key and not self.on_worker:
                 self.sign_key = integrity.load_private_key(Path(s.sign_key))

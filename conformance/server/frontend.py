@@ -229,16 +229,8 @@ class Frontend:
             matrix = transports.read_segment(handle, unlink=fault != "leak-shm")
         else:
             items = reply.frames
-            needs_matrix = (
-                zeros
-                or encoding_format == "float"
-                or fault
-                in (
-                    "base64-ignored",
-                    "big-endian-base64",
-                    "float16-base64",
-                )
-            )
+            rewritten = fault in ("base64-ignored", "big-endian-base64", "float16-base64")
+            needs_matrix = zeros or encoding_format == "float" or rewritten
             matrix = transports.decode_items(items, header["dim"]) if needs_matrix else None
         if zeros:  # a route the zeros-after-long-request fault poisoned
             assert matrix is not None
@@ -334,32 +326,28 @@ def _plain_text(request: Request) -> bool:
     return media == "text/plain"
 
 
-def _spelled_dimensions(body: bytes) -> bool:
-    """'dimensions' given as a string or a boolean (what the coerced-then-ignored fault drops)."""
+def _json_object(body: bytes) -> dict[str, Any]:
+    """The body's JSON object, for a fault to look at ({} when it is none)."""
     try:
         document = orjson.loads(body)
     except orjson.JSONDecodeError:
-        return False
-    return isinstance(document, dict) and isinstance(document.get("dimensions"), (str, bool))
+        return {}
+    return document if isinstance(document, dict) else {}
+
+
+def _spelled_dimensions(body: bytes) -> bool:
+    """'dimensions' given as a string or a boolean (what the coerced-then-ignored fault drops)."""
+    return isinstance(_json_object(body).get("dimensions"), (str, bool))
 
 
 def _null_optional(body: bytes) -> bool:
     """An optional field sent as null (what the null-refused fault crashes on)."""
-    try:
-        document = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return False
-    return isinstance(document, dict) and any(
-        key in document and document[key] is None for key in NULLABLE
-    )
+    document = _json_object(body)
+    return any(key in document and document[key] is None for key in NULLABLE)
 
 
 def _empty_input(body: bytes) -> bool:
-    try:
-        document = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return False
-    return isinstance(document, dict) and document.get("input") == []
+    return _json_object(body).get("input") == []
 
 
 async def http_error(request: Request, exc: Exception) -> Response:

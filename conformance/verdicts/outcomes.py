@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from conformance.checks.result import CheckResult
 from conformance.verdicts.known_failures import KnownFailure, covering
 from conformance.verdicts.record import CheckRecord
 from conformance.verdicts.status import Status
@@ -48,19 +47,15 @@ def failures_of(properties: Iterable[tuple[str, Any]]) -> list[tuple[str, str | 
     return [(requirement, None) for requirement in ids]
 
 
-def fail_before_any_test(
-    tally: Tally, test: str, requirement: str, result: CheckResult, transcript: tuple[str, str]
-) -> None:
+def fail_before_any_test(tally: Tally, test: str, record: CheckRecord) -> None:
     """A verdict given before any test ran (identifying the reference found vectors with no
-    fixed dimension): ``requirement`` FAILs on that answer (``transcript``: its response and
-    reproducer), and every other requirement is NOT RUN, saying why."""
-    response, reproducer = transcript
-    record = CheckRecord.of(requirement, result)
-    record = CheckRecord(**{**record.__dict__, "response": response, "reproducer": reproducer})
+    fixed dimension): ``record``'s requirement FAILs on it, and every other requirement is NOT
+    RUN, saying why."""
+    requirement = record.requirement
     verdict = tally.verdicts.get(requirement)
     if verdict is not None:
         tally.verdicts[requirement] = verdict.merge(Status.FAIL, [record], test)
-        tally.annotate(requirement, notes=(result.detail,))
+        tally.annotate(requirement, notes=(record.detail,))
     why = f"not run: {requirement} FAILED while identifying the reference"
     for other in list(tally.verdicts):
         if other != requirement:
