@@ -11,7 +11,7 @@ import pytest
 from conformance.verdicts.known_failures import KnownFailure, covering
 from conformance.verdicts.record import CheckRecord
 from conformance.verdicts.status import Status
-from conformance.verdicts.tally import CHECK_KEY, REQUIREMENTS_KEY, Tally
+from conformance.verdicts.tally import CHECK_KEY, Tally, requirements_of
 
 KNOWN_FAILURE = "known failure: "  # the xfail reason of a test a --known-failures entry covers
 ERROR_LIMIT = 200  # characters of a failed test's last error line
@@ -43,8 +43,7 @@ def failures_of(properties: Iterable[tuple[str, Any]]) -> list[tuple[str, str | 
     failures = [(check.requirement, check.case) for check in checks if not check.passed]
     if failures:
         return failures
-    ids: list[str] = next((v for k, v in properties if k == REQUIREMENTS_KEY), [])
-    return [(requirement, None) for requirement in ids]
+    return [(requirement, None) for requirement in requirements_of(properties)]
 
 
 def fail_before_any_test(tally: Tally, test: str, record: CheckRecord) -> None:

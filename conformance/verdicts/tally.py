@@ -32,6 +32,12 @@ DESELECTED = "deselected (-k, -m or --requirements)"
 Properties = Iterable[tuple[str, Any]]
 
 
+def requirements_of(properties: Properties) -> list[str]:
+    """The requirement ids a test's ``user_properties`` name (its marker's)."""
+    ids: list[str] = next((v for k, v in properties if k == REQUIREMENTS_KEY), [])
+    return ids
+
+
 def retries_text(retries: int) -> str:
     """How the reports say a requirement's retried requests."""
     return f"{retries} request{'s' if retries != 1 else ''} retried after a 429 or 503"
@@ -179,7 +185,7 @@ class Tally:
         properties = list(properties)
         for series in (v for k, v in properties if k == SERIES_KEY):
             self.series.setdefault(series["name"], []).extend(series["points"])
-        requirements: list[str] = next((v for k, v in properties if k == REQUIREMENTS_KEY), [])
+        requirements = requirements_of(properties)
         checks = [CheckRecord.from_json(v) for k, v in properties if k == CHECK_KEY]
         for note in (v for k, v in properties if k == NOTE_KEY):
             self.annotate(note["requirement"], notes=(note["text"],))
@@ -215,7 +221,7 @@ class Tally:
             self.latency += [{"test": nodeid, **timing} for timing in timings]
         retries = sum(int(v) for k, v in properties if k == RETRIES_KEY)
         if retries:
-            requirements: list[str] = next((v for k, v in properties if k == REQUIREMENTS_KEY), [])
+            requirements = requirements_of(properties)
             for requirement in requirements:
                 verdict = self.verdicts.get(requirement)
                 if verdict is not None:
