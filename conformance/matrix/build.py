@@ -19,7 +19,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from types import FrameType
@@ -27,7 +27,7 @@ from typing import Any
 
 from conformance import __version__
 from conformance.files import staging_dir, write_text_atomically
-from conformance.matrix import environments, processes
+from conformance.matrix import environments, judged, processes
 from conformance.matrix.peers import PROJECT, Catalogue, Peer, expand
 from conformance.reporting.document import catalogue_sha256
 from conformance.variants import file_sha256
@@ -35,7 +35,7 @@ from conformance.variants import file_sha256
 MANIFEST = "matrix.json"
 FORMAT = 1
 SUITE_TIMEOUT_S = 3600.0  # a wedged peer must not hold the build forever
-KEPT = ("results.json", "report.html")  # what is published of each run
+RESULTS, REPORT = "results.json", "report.html"  # what is published of each run
 
 
 @dataclass
@@ -57,6 +57,9 @@ class Outcome:
     exit_code: int | None = None
     verdict: str = ""
     results_sha256: str = ""
+    # what the column was judged with (judged.LABELS): the check calls it stale when the
+    # installed suite's catalogue, corpus, goldens or version differ; empty unless it ran
+    judged_with: dict[str, str] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -164,23 +167,36 @@ def _install(
     return pythons
 
 
-def _judge(peer: Peer, values: dict[str, str], dest: Path, log: Path, outcome: Outcome) -> None:
+def _judge(
+    peer: Peer,
+    values: dict[str, str],
+    dest: Path,
+    log: Path,
+    outcome: Outcome,
+) -> None:
     """The full suite against the peer, as a user runs it: its kept reports go to ``dest``."""
     with tempfile.TemporaryDirectory(prefix="ec-matrix-") as scratch:
         reports = Path(scratch) / "reports"
         args = ["--certify", "--report-dir", str(reports)]
         outcome.exit_code, outcome.suite_s = run_suite(peer, values, args, log)
-        results = reports / "results.json"
+        results = reports / RESULTS
         if not results.exists():
             outcome.state = "suite error"
             outcome.reason = _suite_error(log, outcome.exit_code)
             return
-        dest.mkdir(parents=True)
-        for name in KEPT:
-            shutil.copyfile(reports / name, dest / name)
-    document = json.loads((dest / "results.json").read_text(encoding="utf-8"))
+        keep_reports(results, dest, outcome)
+
+
+def keep_reports(results: Path, dest: Path, outcome: Outcome) -> None:
+    """Publish a run's reports into ``dest`` and record in ``outcome`` its verdict, its
+    digest and what it was judged with."""
+    dest.mkdir(parents=True)
+    for name in (RESULTS, REPORT):
+        shutil.copyfile(results.parent / name, dest / name)
+    document = json.loads((dest / RESULTS).read_text(encoding="utf-8"))
     outcome.verdict = str(document.get("verdict", "?"))
-    outcome.results_sha256 = file_sha256(dest / "results.json")
+    outcome.results_sha256 = file_sha256(dest / RESULTS)
+    outcome.judged_with = judged.recorded(document)
 
 
 def run_suite(
@@ -287,6 +303,8 @@ def _publish(outcomes: list[Outcome], staging: Path, out: Path, wall_s: float) -
             os.replace(staging / outcome.name, out / outcome.name)
     manifest = {
         "format": FORMAT,
+        # the suite installed at the last build; what each column was judged with is its own
+        # judged_with (a partial build keeps the other columns' records)
         "suite": {"version": __version__, "catalogue_sha256": catalogue_sha256()},
         "built": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
         "machine": machine(),

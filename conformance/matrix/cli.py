@@ -24,7 +24,8 @@ def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
         "with --certify and --report-dir, stop it and everything it spawned (also on failure "
         "or Ctrl-C). Then publish into --out: each peer's results.json and report.html, "
         "matrix.json, README.md and index.html. Columns of peers not named keep their "
-        "earlier results. Exit 1 when a FAIL has no triage line.",
+        "earlier results and their record of what judged them. Exit 1 when a FAIL has no "
+        "triage line or a column is stale.",
     )
     build.add_argument(
         "names", nargs="*", metavar="PEER", help="peers to run (default: every peer)"
@@ -34,10 +35,12 @@ def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
     )
     check = actions.add_parser(
         "check",
-        help="check a published matrix: digests, triage, pages up to date",
+        help="check a published matrix: digests, staleness, triage, pages up to date",
         description="Exit 1 when a results.json differs from the digest matrix.json records "
-        "or from its own integrity digest, a FAIL has no triage line (or a line no FAIL), "
-        "or README.md / index.html are not what the files render to.",
+        "or from its own integrity digest, a column is stale (judged with another requirement "
+        "catalogue, corpus, golden or suite version than the installed suite's, or with no "
+        "record of it), a FAIL has no triage line (or a line no FAIL), or README.md / "
+        "index.html are not what the files render to.",
     )
     gate = actions.add_parser(
         "gate",
