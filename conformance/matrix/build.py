@@ -27,9 +27,12 @@ from typing import Any
 
 from conformance import __version__
 from conformance.files import staging_dir, write_text_atomically
-from conformance.matrix import environments, judged, processes
+from conformance.matrix import environments, judged, processes, scrub
 from conformance.matrix.peers import PROJECT, Catalogue, Peer, expand
 from conformance.reporting.document import catalogue_sha256
+from conformance.reporting.html import render_html
+from conformance.reporting.results import Results
+from conformance.reporting.writer import render_results
 from conformance.variants import file_sha256
 
 MANIFEST = "matrix.json"
@@ -111,7 +114,8 @@ def run_peer(
     try:
         with serving_peer(catalogue, peer, root, model, say, outcome) as (values, logs):
             say(f"up in {outcome.startup_s:.0f} s; running the suite (log: {logs / 'suite.log'})")
-            _judge(peer, values, dest, logs / "suite.log", outcome)
+            scrubber = scrub.scrubber(model, root)
+            _judge(peer, values, dest, logs / "suite.log", outcome, scrubber)
     except environments.InstallError as exc:
         outcome.state, outcome.reason = "install failed", _first_line(str(exc))
     except processes.StartError as exc:
@@ -173,6 +177,7 @@ def _judge(
     dest: Path,
     log: Path,
     outcome: Outcome,
+    scrubber: scrub.Scrubber,
 ) -> None:
     """The full suite against the peer, as a user runs it: its kept reports go to ``dest``."""
     with tempfile.TemporaryDirectory(prefix="ec-matrix-") as scratch:
@@ -184,16 +189,18 @@ def _judge(
             outcome.state = "suite error"
             outcome.reason = _suite_error(log, outcome.exit_code)
             return
-        keep_reports(results, dest, outcome)
+        keep_reports(results, dest, outcome, scrubber)
 
 
-def keep_reports(results: Path, dest: Path, outcome: Outcome) -> None:
-    """Publish a run's reports into ``dest`` and record in ``outcome`` its verdict, its
-    digest and what it was judged with."""
+def keep_reports(results: Path, dest: Path, outcome: Outcome, scrubber: scrub.Scrubber) -> None:
+    """Publish a run's results into ``dest`` with no path of this machine in them (sealed
+    again, report.html rendered from them as the suite renders it), and record in ``outcome``
+    its verdict, its digest and what it was judged with."""
+    document = json.loads(results.read_text(encoding="utf-8"))
+    document = scrub.scrub_results(document, scrubber)
     dest.mkdir(parents=True)
-    for name in (RESULTS, REPORT):
-        shutil.copyfile(results.parent / name, dest / name)
-    document = json.loads((dest / RESULTS).read_text(encoding="utf-8"))
+    write_text_atomically(dest / RESULTS, render_results(document))
+    write_text_atomically(dest / REPORT, render_html(Results.from_json(document)))
     outcome.verdict = str(document.get("verdict", "?"))
     outcome.results_sha256 = file_sha256(dest / RESULTS)
     outcome.judged_with = judged.recorded(document)

@@ -17,7 +17,7 @@ import conformance.references
 import conformance.reporting.document
 from conformance import __version__
 from conformance.cli import main
-from conformance.matrix import build, judged, verify
+from conformance.matrix import build, judged, scrub, verify
 from conformance.references import golden_root
 from conformance.reporting import integrity
 from conformance.reporting.document import catalogue_sha256
@@ -41,11 +41,11 @@ def results_of_this_suite(folder: Path) -> Path:
 def publish(out: Path, tmp: Path, *names: str) -> None:
     """Judge and publish columns ``names`` into ``out``, as ``matrix build NAME...`` does."""
     staging, outcomes = tmp / "staging", []
+    scrubber = scrub.scrubber(tmp / "model", tmp / "cache")
     for name in names:
         outcome = build.Outcome(name, name.title(), "https://example.org", "", "p", "1.0")
         results = results_of_this_suite(tmp / "runs" / name)
-        (results.parent / "report.html").write_text("<html></html>")
-        build.keep_reports(results, staging / name, outcome)
+        build.keep_reports(results, staging / name, outcome, scrubber)
         outcomes.append(outcome)
     build._publish(outcomes, staging, out, 1.0)
     shutil.rmtree(tmp / "runs")
