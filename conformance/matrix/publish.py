@@ -5,7 +5,6 @@ files give the same bytes), so a test can hold the pages to the documents they s
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -15,6 +14,8 @@ from typing import Any
 from conformance.files import write_text_atomically
 from conformance.matrix import triage
 from conformance.reporting import compare
+from conformance.reporting.document import catalogue_sha256
+from conformance.reporting.escape import html_prose, html_text, markdown_prose, markdown_text
 from conformance.reporting.html import duration_text, plural
 
 COMMAND = "tox -e matrix"  # = embedding-conformance matrix build --out docs/compatibility
@@ -40,6 +41,7 @@ class Matrix:
     triaged: Mapping[tuple[str, str], triage.Line]  # by (peer, requirement)
     runs: Sequence[compare.Run]
     rows: Sequence[compare.Row]
+    catalogue: str  # the installed suite's catalogue digest, which a column's must equal
 
     def failures(self) -> Iterator[tuple[Mapping[str, Any], list[Failure]]]:
         """Each peer with FAILs, and (requirement, level, its triage line or None) of each."""
@@ -50,12 +52,15 @@ class Matrix:
                 yield entry, keyed
 
 
-def render_pages(out: Path) -> dict[str, str]:
+def render_pages(out: Path, catalogue: str | None = None) -> dict[str, str]:
+    """Both pages, by name: pure over the folder's files and ``catalogue`` (default: the
+    installed suite's catalogue digest, against which a column's record is stale or not)."""
     manifest = json.loads((out / "matrix.json").read_text(encoding="utf-8"))
     documents = results_documents(out, manifest)
     lines = {line.key: line for line in triage.load(out / triage.FILE)}
-    runs = [_run(entry, documents) for entry in manifest["peers"]]
-    matrix = Matrix(manifest, documents, lines, runs, compare.matrix(runs))
+    catalogue = catalogue_sha256() if catalogue is None else catalogue
+    runs = [_run(entry, documents, catalogue) for entry in manifest["peers"]]
+    matrix = Matrix(manifest, documents, lines, runs, compare.matrix(runs), catalogue)
     return {"README.md": _markdown(matrix), "index.html": _html(matrix)}
 
 
@@ -73,12 +78,57 @@ def _label(entry: Mapping[str, Any]) -> str:
     return f"{entry['title']} {entry.get('version', '')}".strip()
 
 
-def _run(entry: Mapping[str, Any], documents: Mapping[str, dict[str, Any]]) -> compare.Run:
+def _run(
+    entry: Mapping[str, Any], documents: Mapping[str, dict[str, Any]], catalogue: str
+) -> compare.Run:
     path = Path(entry["name"]) / "results.json"  # relative: the pages must not name a machine
     document = documents.get(entry["name"])
+    label = _label(entry) + (f" ({STALE})" if stale(entry, catalogue) else "")
     if document is None:
-        return compare.Run(path, {"requirements": []}, _label(entry), _absence(entry))
-    return compare.Run(path, document, _label(entry))
+        return compare.Run(path, {"requirements": []}, label, _absence(entry))
+    return compare.Run(path, document, label)
+
+
+# What each column was judged with (matrix.json's "judged_with" of a peer)
+
+STALE = "STALE"
+DIGESTS = ("catalogue", "corpus", "golden")
+
+
+def judged_with(entry: Mapping[str, Any]) -> dict[str, str] | None:
+    """Suite version and short digests a column was judged with, or None when not recorded."""
+    record = entry.get("judged_with")
+    if not isinstance(record, dict):
+        return None
+    shown = {"suite": str(record.get("suite_version") or "?")}
+    for name in DIGESTS:
+        digest = record.get(f"{name}_sha256")
+        shown[name] = digest[:8] if isinstance(digest, str) and digest else "?"
+    return shown
+
+
+def stale(entry: Mapping[str, Any], catalogue: str) -> bool:
+    """Whether a column records a catalogue other than ``catalogue`` (unrecorded: not known)."""
+    record = entry.get("judged_with")
+    return isinstance(record, dict) and record.get("catalogue_sha256") != catalogue
+
+
+def _judged_text(entry: Mapping[str, Any]) -> str:
+    shown = judged_with(entry)
+    if shown is None:
+        return "not recorded"
+    return ", ".join(f"{name} {value}" for name, value in shown.items())
+
+
+def _stale_notice(matrix: Matrix) -> str | None:
+    names = [e["name"] for e in matrix.manifest["peers"] if stale(e, matrix.catalogue)]
+    if not names:
+        return None
+    return (
+        f"{STALE}: {plural(len(names), 'column')} ({', '.join(names)}) judged with another "
+        f"requirement catalogue than this suite's ({matrix.catalogue[:8]}): their verdicts "
+        "are not what the suite says today until they are rebuilt."
+    )
 
 
 def _absence(entry: Mapping[str, Any]) -> str:
@@ -119,36 +169,89 @@ INTRO = (
 
 def _markdown(matrix: Matrix) -> str:
     out = ["# Compatibility matrix", "", INTRO, "", _built_line(matrix.manifest)]
+    if notice := _stale_notice(matrix):
+        out += ["", f"**{markdown_text(notice)}**"]
     out += ["", f"Rebuild it with `{COMMAND}` from a clone (see the project README).", ""]
     out += ["## Peers", ""]
-    out += _peer_table(matrix.manifest, matrix.documents)
+    out += _peer_table(matrix)
     table = compare.render_markdown(matrix.runs, matrix.rows).rstrip()
-    out += ["", "## Requirements by peer", "", table, "", "## Triage", ""]
+    out += ["", "## Requirements by peer", "", table, "", "## Triage", "", TRIAGE_KEY, ""]
     for entry, fails in matrix.failures():
-        out += [f"### {_label(entry)}", ""]
-        out += [f"- `{i}` ({level}): {_line_text(line)}" for i, level, line in fails]
+        out += [f"### {markdown_text(_label(entry))}", ""]
+        for cause, members in grouped(fails):
+            item = [f"`{i}` ({level}): {_line_text(line)}" for i, level, line in members]
+            if cause:
+                head = f"**{ROOT_CAUSE}: {markdown_prose(cause)}** ({_fail_count(members)}):"
+                out += [f"- {head}", *(f"  - {text}" for text in item)]
+            else:
+                out += [f"- {text}" for text in item]
         out.append("")
     if not any(matrix.failures()):
         out.append("No FAIL in any column.")
     return "\n".join(out) + "\n"
 
 
-def _peer_table(manifest: Mapping[str, Any], documents: Mapping[str, dict[str, Any]]) -> list[str]:
-    header = (
-        "| Peer | Version | What runs | Start-up | Suite | Verdict | MUST failed | SHOULD failed |"
+# Grouping and flags of the triage
+
+ROOT_CAUSE = "One root cause"
+JUDGEMENT = "judgement call"
+SETTING = "matrix setting"
+TRIAGE_KEY = (
+    f"FAILs of one peer that follow from one root cause are listed under it. "
+    f"{JUDGEMENT.upper()} marks a verdict that is a judgement call (the flag that moves it is "
+    f"named); {SETTING.upper()} marks a FAIL that the matrix's own configuration of the peer "
+    "produced (which setting is named)."
+)
+
+
+def grouped(fails: Sequence[Failure]) -> list[tuple[str, list[Failure]]]:
+    """FAILs in catalogue order as (cause, FAILs): those whose lines name one cause gathered
+    at the first one's place, every other FAIL alone with cause ""."""
+    groups: dict[tuple[str, str], list[Failure]] = {}
+    for fail in fails:
+        cause = fail[2].cause if fail[2] is not None else ""
+        groups.setdefault((cause, "") if cause else ("", fail[0]), []).append(fail)
+    return [(cause, members) for (cause, _), members in groups.items()]
+
+
+def _fail_count(members: Sequence[Failure]) -> str:
+    levels = [level for _, level, _ in members]
+    must = levels.count("MUST")
+    return (
+        f"{plural(len(levels), 'FAIL')}, {must} of them MUST"
+        if must
+        else plural(len(levels), "FAIL")
     )
-    out = [header, "|" + " --- |" * 8]
-    for entry in manifest["peers"]:
-        document = documents.get(entry["name"])
+
+
+def _flags(line: triage.Line) -> list[tuple[str, str]]:
+    """(flag, its text) for each flag a line carries."""
+    flags = [(JUDGEMENT, line.judgement), (SETTING, line.setting)]
+    return [(flag, text) for flag, text in flags if text]
+
+
+def _peer_table(matrix: Matrix) -> list[str]:
+    header = (
+        "| Peer | Version | What runs | Judged with | Start-up | Suite | Verdict | MUST failed "
+        "| SHOULD failed |"
+    )
+    out = [header, "|" + " --- |" * 9]
+    for entry in matrix.manifest["peers"]:
+        document = matrix.documents.get(entry["name"])
         verdict = _verdict(entry, document)
         must = ", ".join(f"`{r}`" for r in _failed(document, "MUST")) or "—"
         should = ", ".join(f"`{r}`" for r in _failed(document, "SHOULD")) or "—"
         if document is None:
             must = should = "—"
+        judged = markdown_text(_judged_text(entry))
+        if stale(entry, matrix.catalogue):
+            judged = f"**{STALE}**: {judged}"
         out.append(
-            f"| [{entry['title']}]({entry['homepage']}) | {entry.get('version') or '—'} | "
-            f"{entry.get('about') or '—'} | {_duration(entry.get('startup_s'))} | "
-            f"{_duration(entry.get('suite_s'))} | {verdict} | {must} | {should} |"
+            f"| [{markdown_text(entry['title'])}]({entry['homepage']}) | "
+            f"{markdown_text(entry.get('version') or '—')} | "
+            f"{markdown_text(entry.get('about') or '—')} | {judged} | "
+            f"{_duration(entry.get('startup_s'))} | "
+            f"{_duration(entry.get('suite_s'))} | {markdown_text(verdict)} | {must} | {should} |"
         )
     return out
 
@@ -167,9 +270,9 @@ def _link_word(link: str) -> str:
 def _line_text(line: triage.Line | None) -> str:
     if line is None:
         return "**UNTRIAGED**"
-    text = f"{line.does} {line.why}"
-    if line.judgement:
-        text += f" *Judgement call:* {line.judgement}"
+    text = f"{markdown_prose(line.does)} {markdown_prose(line.why)}"
+    for flag, explained in _flags(line):
+        text += f" **{flag.upper()}:** {markdown_prose(explained)}"
     if line.link:
         text += f" ([{_link_word(line.link)}]({line.link}))"
     return text
@@ -178,45 +281,90 @@ def _line_text(line: triage.Line | None) -> str:
 # HTML
 
 
+# Wrapping cells keep the peer table within the window however many peers it lists; the flags
+# and root causes of the triage stand out from its prose.
+CSS = """
+table.peers{width:100%}table.peers td,table.peers th{white-space:normal;vertical-align:top}
+table.peers td.judged{font:12px ui-monospace,SFMono-Regular,Menlo,monospace}
+table.peers td.n{white-space:nowrap}
+.flag{display:inline-block;padding:0 6px;border-radius:4px;font-size:11px;font-weight:600;
+text-transform:uppercase;letter-spacing:.03em}
+.flag.judgement{background:#fff8c5;color:#7d4e00}.flag.setting{background:#ddf4ff;color:#0550ae}
+.flag.stale{background:#ffebe9;color:#a40e26}
+li.cause>ul{margin:.2em 0 .4em}
+"""
+FLAG_CSS = {JUDGEMENT: "judgement", SETTING: "setting", STALE: "stale"}
+
+
+def _flag_html(flag: str) -> str:
+    return f'<span class="flag {FLAG_CSS[flag]}">{html_text(flag)}</span>'
+
+
 def _html(matrix: Matrix) -> str:
-    e = html.escape
-    preface = [f"<p>{e(INTRO)}</p>", f"<p>{e(_built_line(matrix.manifest))}</p>", "<h2>Peers</h2>"]
-    preface += ["<table><thead><tr><th>Peer</th><th>Version</th><th>What runs</th>"]
-    preface += ["<th>Start-up</th><th>Suite</th><th>Verdict</th><th>Report</th></tr></thead>"]
-    preface.append("<tbody>")
+    e = html_text
+    preface = [f"<p>{e(INTRO)}</p>", f"<p>{e(_built_line(matrix.manifest))}</p>"]
+    if notice := _stale_notice(matrix):
+        preface.append(f"<p>{_flag_html(STALE)} <strong>{e(notice)}</strong></p>")
+    preface += ["<h2>Peers</h2>", '<table class="peers"><thead><tr><th>Peer</th>']
+    preface += ["<th>Version</th><th>What runs</th><th>Judged with</th><th>Start-up</th>"]
+    preface += ["<th>Suite</th><th>Verdict</th><th>Report</th></tr></thead>", "<tbody>"]
     for entry in matrix.manifest["peers"]:
         document = matrix.documents.get(entry["name"])
         report = (
             f'<a href="{e(entry["name"])}/report.html">report</a>' if document is not None else ""
         )
+        judged = e(_judged_text(entry))
+        if stale(entry, matrix.catalogue):
+            judged = f"{_flag_html(STALE)} {judged}"
         preface.append(
             f'<tr><td><a href="{e(entry["homepage"])}">{e(entry["title"])}</a></td>'
-            f"<td>{e(entry.get('version') or '—')}</td><td>{e(entry.get('about') or '—')}</td>"
-            f"<td>{_duration(entry.get('startup_s'))}</td>"
-            f"<td>{_duration(entry.get('suite_s'))}</td>"
-            f"<td>{e(_verdict(entry, document))}</td><td>{report}</td></tr>"
+            f'<td class="n">{e(entry.get("version") or "—")}</td>'
+            f'<td>{e(entry.get("about") or "—")}</td><td class="judged">{judged}</td>'
+            f'<td class="n">{_duration(entry.get("startup_s"))}</td>'
+            f'<td class="n">{_duration(entry.get("suite_s"))}</td>'
+            f'<td class="n">{e(_verdict(entry, document))}</td><td class="n">{report}</td></tr>'
         )
     preface.append("</tbody></table>")
-    appendix = ["<h2>Triage</h2>"]
+    appendix = ["<h2>Triage</h2>", f"<p>{_triage_key_html()}</p>"]
     for entry, fails in matrix.failures():
         appendix += [f"<h3>{e(_label(entry))}</h3>", "<ul>"]
-        appendix += [
-            f"<li><code>{e(i)}</code> ({e(level)}): {_line_html(line)}</li>"
-            for i, level, line in fails
-        ]
+        for cause, members in grouped(fails):
+            items = [
+                f"<li><code>{e(i)}</code> ({e(level)}): {_line_html(line)}</li>"
+                for i, level, line in members
+            ]
+            if cause:
+                head = f"<strong>{e(ROOT_CAUSE)}: {html_prose(cause)}</strong>"
+                items = [
+                    f'<li class="cause">{head} ({e(_fail_count(members))}):<ul>',
+                    *items,
+                    "</ul></li>",
+                ]
+            appendix += items
         appendix.append("</ul>")
     return compare.render_html(
-        matrix.runs, matrix.rows, title="Compatibility matrix", preface=preface, appendix=appendix
+        matrix.runs,
+        matrix.rows,
+        title="Compatibility matrix",
+        preface=preface,
+        appendix=appendix,
+        css=CSS,
     )
 
 
+def _triage_key_html() -> str:
+    key = html_text(TRIAGE_KEY)
+    for flag in (JUDGEMENT, SETTING):
+        key = key.replace(html_text(flag.upper()), _flag_html(flag), 1)
+    return key
+
+
 def _line_html(line: triage.Line | None) -> str:
-    e = html.escape
     if line is None:
         return "<strong>UNTRIAGED</strong>"
-    text = e(f"{line.does} {line.why}")
-    if line.judgement:
-        text += f" <em>Judgement call:</em> {e(line.judgement)}"
+    text = f"{html_prose(line.does)} {html_prose(line.why)}"
+    for flag, explained in _flags(line):
+        text += f" {_flag_html(flag)} {html_prose(explained)}"
     if line.link:
-        text += f' (<a href="{e(line.link)}">{_link_word(line.link)}</a>)'
+        text += f' (<a href="{html_text(line.link)}">{_link_word(line.link)}</a>)'
     return text

@@ -2,8 +2,10 @@
 
 Each line says what the server does, why that deviates from the API contract or breaks a
 client, and where a public issue about it lives. A judgement call (a precision tier, an arguable
-input) says so, with the flag that changes it. A FAIL with no line, or a line whose FAIL is gone,
-is reported by ``check``: the published matrix has neither.
+input) says so, with the flag that changes it; a FAIL that the matrix's own peer configuration
+produced says which setting; FAILs of one peer with one root cause name that cause alike, and the
+page shows them as one defect. A FAIL with no line, or a line whose FAIL is gone, is reported by
+``check``: the published matrix has neither.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ class Line:
     why: str  # why that is a deviation: the contract, or the client it breaks
     link: str = ""  # a public issue about it, when one exists
     judgement: str = ""  # when the verdict is a judgement call: which, and the flag that moves it
+    setting: str = ""  # when the matrix's own peer configuration produced it: which setting
+    cause: str = ""  # the root cause it shares with other FAILs of its peer (same text for all)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -53,13 +57,30 @@ def load(path: Path) -> list[Line]:
                 line = Line(**{**entry, "peer": peer})
             except TypeError as exc:
                 raise ValueError(f"{path}: [[fail]] number {index + 1}: {exc}") from None
-            if not (line.does.strip() and line.why.strip()):
-                raise ValueError(f"{path}: {peer} {line.requirement}: 'does' and 'why' are owed")
+            if problem := _problem(line, entry):
+                raise ValueError(f"{path}: [[fail]] number {index + 1} ({peer}): {problem}")
             lines.append(line)
     keys = [line.key for line in lines]
     if twice := sorted({key for key in keys if keys.count(key) > 1}):
         raise ValueError(f"{path}: triaged twice: {twice[0][0]} {twice[0][1]}")
     return lines
+
+
+OWED = ("does", "why")
+OPTIONAL = ("link", "judgement", "setting", "cause")  # empty when absent, never empty when given
+
+
+def _problem(line: Line, entry: Mapping[str, Any]) -> str | None:
+    """What is wrong with one line, or None: every field text, the owed ones and the optional
+    ones that are given not blank (a blank cause would group unrelated FAILs)."""
+    for name in ("peer", "requirement", *OWED, *OPTIONAL):
+        if not isinstance(getattr(line, name), str):
+            return f"{name!r} must be a string, not {type(getattr(line, name)).__name__}"
+    if blank := [name for name in OWED if not getattr(line, name).strip()]:
+        return f"{' and '.join(map(repr, blank))} owed"
+    if blank := [name for name in OPTIONAL if name in entry and not entry[name].strip()]:
+        return f"{' and '.join(map(repr, blank))} given but empty"
+    return None
 
 
 def fails_of(document: Mapping[str, Any] | None) -> list[tuple[str, str]]:

@@ -530,7 +530,6 @@ h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}
 table{border-collapse:collapse;margin:.5em 0}
 th,td{padding:3px 10px;border-bottom:1px solid #d0d7de;text-align:left;white-space:nowrap}
 thead th{position:sticky;top:0;background:#f6f8fa;vertical-align:bottom}
-th.run{white-space:normal;max-width:11em}
 tfoot td{font-weight:600;border-top:2px solid #d0d7de}
 code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace}
 .chip{display:inline-block;min-width:6em;padding:1px 8px;border-radius:10px;font-size:12px;
@@ -542,6 +541,18 @@ font-weight:600;text-align:center}
 .missing{color:#8c959f}.other{background:#eaeef2;color:#1f2328}
 .regression{color:#a40e26;font-weight:600}.improvement{color:#116329}
 .note{color:#57606a}
+.grid{overflow:auto;max-height:85vh;max-width:100%;border:1px solid #d0d7de}
+.grid table{border-collapse:separate;border-spacing:0;margin:0}
+.grid thead th{z-index:2}
+.grid th.run{padding:8px 2px;text-align:center}
+.grid th.run span{display:inline-block;writing-mode:vertical-rl;transform:rotate(180deg);
+max-inline-size:13em;white-space:normal;text-align:left;font-weight:600}
+.grid .req{position:sticky;left:0;z-index:1;background:#fff;font-weight:normal;
+border-right:1px solid #d0d7de}
+.grid thead .req{z-index:3;background:#f6f8fa}
+.grid tfoot td{position:sticky;bottom:0;background:#f6f8fa}.grid tfoot .req{z-index:3}
+.grid .level{color:#57606a;font-size:11px;margin-left:.5em}
+.grid td{padding:3px 4px}
 """
 
 
@@ -563,14 +574,14 @@ def _cell_title(entry: RequirementResult | None) -> str:
     return f"measured {format_value(entry.measured)} vs {entry.limit}"
 
 
-def _page(title: str, body: Sequence[str]) -> str:
+def _page(title: str, body: Sequence[str], css: str = "") -> str:
     head = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta http-equiv="Content-Security-Policy" '
         "content=\"default-src 'none'; style-src 'unsafe-inline'\">",
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{html_text(title)}</title><style>{_CSS}</style></head><body>",
+        f"<title>{html_text(title)}</title><style>{_CSS}{css}</style></head><body>",
         f"<h1>{html_text(title)}</h1>",
     ]
     return "\n".join([*head, *body, "</body></html>"]) + "\n"
@@ -592,12 +603,18 @@ def render_html(
     title: str = "",
     preface: Sequence[str] = (),
     appendix: Sequence[str] = (),
+    css: str = "",
 ) -> str:
     """The matrix page; ``preface`` and ``appendix`` are HTML the caller escaped, placed
-    before and after the tables."""
+    before and after the tables, ``css`` more rules for them.
+
+    The grid scrolls inside a box of its own, its requirement names (with their levels) and
+    its column heads (turned upright to keep columns narrow) sticky at the box's edges, so a
+    wide matrix stays readable: whichever cell is in view, its row and column are named."""
     tables = [run.requirements() for run in runs]
     header = "".join(
-        f'<th class="run" title="{html_text(run.path)}">{n}. {html_text(run.label)}</th>'
+        f'<th class="run" title="{html_text(f"{run.label}: {run.path}")}">'
+        f"<span>{n}. {html_text(run.label)}</span></th>"
         for n, run in enumerate(runs, 1)
     )
     body = []
@@ -607,7 +624,8 @@ def render_html(
             for cell, table in zip(row.cells, tables, strict=True)
         )
         body.append(
-            f"<tr><td><code>{html_text(row.id)}</code></td><td>{html_text(row.level)}</td>{cells}</tr>"
+            f'<tr><th class="req" scope="row"><code>{html_text(row.id)}</code>'
+            f'<span class="level">{html_text(row.level)}</span></th>{cells}</tr>'
         )
     verdicts = "".join(f"<td>{_chip('MUST', _verdict(run))}</td>" for run in runs)
     return _page(
@@ -617,15 +635,16 @@ def render_html(
             "<h2>Runs</h2>",
             *_html_runs(runs, [str(n) for n in range(1, len(runs) + 1)]),
             "<h2>Requirements</h2>",
-            "<table>",
-            f"<thead><tr><th>Requirement</th><th>Level</th>{header}</tr></thead>",
+            '<div class="grid"><table>',
+            f'<thead><tr><th class="req">Requirement</th>{header}</tr></thead>',
             "<tbody>",
             *body,
             "</tbody>",
-            f"<tfoot><tr><td>verdict</td><td></td>{verdicts}</tr></tfoot></table>",
+            f'<tfoot><tr><td class="req">verdict</td>{verdicts}</tr></tfoot></table></div>',
             f'<p class="note">{html_text(NOTE)}</p>',
             *appendix,
         ],
+        css,
     )
 
 

@@ -14,6 +14,9 @@ _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 # columns; backslash-escaped, each renders as itself. (<, > and & become entities.)
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]#+!|~])")
 
+# A `code span` of text this project writes (a triage line): kept as code, the rest escaped.
+_CODE_SPAN = re.compile(r"(`[^`]+`)")
+
 
 def _escaped(char: str) -> str:
     return char.encode("unicode_escape").decode("ascii")
@@ -42,4 +45,32 @@ def markdown_text(value: object, limit: int | None = None) -> str:
     text = terminal_text(" ".join(str(value).split()))
     if limit is not None and len(text) > limit:
         text = text[: limit - 1] + "…"
+    return _markdown_escaped(text)
+
+
+def _markdown_escaped(text: str) -> str:
     return html.escape(_MARKDOWN.sub(r"\\\1", text), quote=False)
+
+
+def _code_spans(value: object) -> list[str]:
+    """``value`` on one line, split so that the odd items are its `code spans` (backticks off)."""
+    parts = _CODE_SPAN.split(terminal_text(" ".join(str(value).split())))
+    return [part[1:-1] if n % 2 else part for n, part in enumerate(parts)]
+
+
+def markdown_prose(value: object) -> str:
+    """``value`` as one line of Markdown whose `code spans` stay code spans: the text around
+    them escaped as ``markdown_text`` does, their insides can hold no backtick or line break."""
+    parts = _code_spans(value)
+    return "".join(
+        f"`{part}`" if n % 2 else _markdown_escaped(part) for n, part in enumerate(parts)
+    )
+
+
+def html_prose(value: object) -> str:
+    """``value`` as HTML text whose `code spans` become <code> elements, all of it escaped."""
+    parts = _code_spans(value)
+    return "".join(
+        f"<code>{html_text(part)}</code>" if n % 2 else html_text(part)
+        for n, part in enumerate(parts)
+    )

@@ -43,8 +43,11 @@ def chromium_or_skip() -> str:
     pytest.skip(message)
 
 
-def run_chromium(tmp_path: Path, page: Path, *action: str) -> subprocess.CompletedProcess[str]:
-    """Headless Chromium on ``page`` with a fresh profile and nothing phoning home."""
+def run_chromium(
+    tmp_path: Path, page: Path, *action: str, window: str = "1280,2400"
+) -> subprocess.CompletedProcess[str]:
+    """Headless Chromium on ``page`` (a ``window`` of width,height pixels) with a fresh profile
+    and nothing phoning home."""
     profile = tmp_path / "chromium-profile"
     profile.mkdir(exist_ok=True)
     command = [
@@ -58,7 +61,7 @@ def run_chromium(tmp_path: Path, page: Path, *action: str) -> subprocess.Complet
         "--disable-component-update",
         "--disable-sync",
         f"--user-data-dir={profile}",
-        "--window-size=1280,2400",
+        f"--window-size={window}",
         *action,
         page.as_uri(),
     ]
