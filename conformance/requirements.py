@@ -367,7 +367,9 @@ CATALOGUE: tuple[Requirement, ...] = (
         "batch.large",
         "MUST",
         "full",
-        f"Every row of one request of {LARGE_BATCH} inputs is the vector of its own input.",
+        f"Every row of one request of {LARGE_BATCH} inputs is the vector of its own input: the "
+        "server's own answer to that input sent alone (whether that vector is right is "
+        "reference.agreement's to judge, not this one's).",
         "chunks of a large batch reassembled out of order, or its tail dropped (Ollama #6262).",
         check="conformance.checks.batch.large",
     ),
