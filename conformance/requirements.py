@@ -426,8 +426,12 @@ CATALOGUE: tuple[Requirement, ...] = (
         "MUST",
         "full",
         "Each input's prompt_tokens is its count by the reference tokenizer (special tokens "
-        "counted or not): clients bill and budget context by it.",
-        "usage counted in characters or words (infinity-emb 0.0.78: 'hello' -> 5).",
+        "counted or not): clients bill and budget context by it. A count is not judged on an "
+        "input the server tokenizes otherwise, whose vector turns away from the reference's "
+        "(1 - cosine past the tier's limit): reference.agreement fails that, and the record "
+        "names the input; when no input's vector agrees, no count can be judged: FAIL.",
+        "usage counted in characters, words, padded tokens or a constant (infinity-emb "
+        "0.0.78: 'hello' -> 5).",
         check="conformance.checks.usage.counts_tokens",
     ),
     Requirement(
