@@ -367,7 +367,9 @@ CATALOGUE: tuple[Requirement, ...] = (
         "batch.large",
         "MUST",
         "full",
-        f"Every row of one request of {LARGE_BATCH} inputs is the vector of its own input.",
+        f"Every row of one request of {LARGE_BATCH} inputs is the vector of its own input: the "
+        "server's own answer to that input sent alone (whether that vector is right is "
+        "reference.agreement's to judge, not this one's).",
         "chunks of a large batch reassembled out of order, or its tail dropped (Ollama #6262).",
         check="conformance.checks.batch.large",
     ),
@@ -424,8 +426,12 @@ CATALOGUE: tuple[Requirement, ...] = (
         "MUST",
         "full",
         "Each input's prompt_tokens is its count by the reference tokenizer (special tokens "
-        "counted or not): clients bill and budget context by it.",
-        "usage counted in characters or words (infinity-emb 0.0.78: 'hello' -> 5).",
+        "counted or not): clients bill and budget context by it. A count is not judged on an "
+        "input the server tokenizes otherwise, whose vector turns away from the reference's "
+        "(1 - cosine past the tier's limit): reference.agreement fails that, and the record "
+        "names the input; when no input's vector agrees, no count can be judged: FAIL.",
+        "usage counted in characters, words, padded tokens or a constant (infinity-emb "
+        "0.0.78: 'hello' -> 5).",
         check="conformance.checks.usage.counts_tokens",
     ),
     Requirement(

@@ -38,9 +38,11 @@ MUTATIONS = {
     "dimensions-not-renormalized": {"dimensions.renormalized"},
     "nan-whitespace": {"finite.values"},
     "null-thai": {"reference.agreement", "batch.large"},  # not measurable: FAIL, not SKIPPED
-    # ctl-nul-*: the text after U+0000 lost (a full run also fails batch.large and
-    # usage.counts-tokens, whose evenly spread picks include a ctl-nul case, and nothing else)
+    # ctl-nul-*: the text after U+0000 lost, alone and in a batch alike (so batch.large passes;
+    # usage.counts-tokens does not judge the count of a case whose vector turned away)
     "cut-at-nul": {"reference.agreement"},
+    # another tokenizer for Hangul and Devanagari: one root cause, one FAIL (tested below too)
+    "another-tokenizer": {"reference.agreement"},
     "usage-characters": {"usage.counts-tokens"},
     "chunks-reversed": {"batch.large"},  # batches of up to 32 are right
     "duplicates-misaligned": {"batch.duplicates"},
@@ -63,8 +65,9 @@ MUTATIONS = {
     "coerced-then-ignored": {"errors.lenient-but-right"},  # '32' read as 32, then dropped
     "plain-text-as-input": {"errors.lenient-but-right"},  # text/plain accepted, misread
     # model-specific: each runs on the derived variant that has the feature it breaks
-    "dense-skipped": {"dimension.expected", "reference.agreement", "batch.large"},
-    "forced-normalize": {"reference.agreement", "batch.large"},  # same direction, wrong length
+    # (batch rows equal single answers there: batch.large passes, one cause fails once)
+    "dense-skipped": {"dimension.expected", "reference.agreement"},
+    "forced-normalize": {"reference.agreement"},  # same direction, wrong length
     "mean-pooling": {"reference.agreement", "reference.token-ids"},
     "last-token-padded": {"batch.single-vs-batch", "batch.duplicates", "reference.agreement"},
     # --- issue 28 (items 3, 5) ---
@@ -149,6 +152,28 @@ def test_planted_bug_fails_the_right_requirement(
     for requirement_id in MUTATIONS[fault]:  # the failure message (or warning) names it
         assert f"{BY_ID[requirement_id].level} {requirement_id}]" in run.output
     assert "reproduce: curl" in run.output
+
+
+def test_another_tokenizer_fails_the_reference_requirements_only(
+    tmp_path: Path, fault_route: FaultRoute
+) -> None:
+    """Hangul and Devanagari tokenized otherwise, consistently alone and in batches, usage
+    counting the tokens embedded: reference.* fails it, usage and batch requirements do not
+    count it again, and usage.counts-tokens names the counts it did not judge, and why."""
+    chosen = "reference.,usage.,batch.,semantics."
+    url = fault_route("another-tokenizer")
+    run = run_suite(tmp_path, "--endpoint", url, "--requirements", chosen)
+    assert run.returncode == 1, run.output
+    failed = run.with_status("FAIL")
+    assert "reference.agreement" in failed, run.output
+    assert all(r.startswith("reference.") for r in failed), run.output
+    for requirement_id in ("usage.counts-tokens", "batch.large", "batch.single-vs-batch"):
+        assert run.status(requirement_id) == "PASS", run.output
+    assert run.results is not None
+    (counts,) = (r for r in run.results["requirements"] if r["id"] == "usage.counts-tokens")
+    detail = counts["worst_cases"][0]["detail"]
+    assert "not judged, tokenized otherwise (see reference.agreement): " in detail, detail
+    assert "ko-" in detail and "hi-" in detail, detail
 
 
 def test_the_state_canary_is_asked_again_after_every_worker_has_finished(tmp_path: Path) -> None:

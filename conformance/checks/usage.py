@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from conformance.checks.result import CheckResult, equals, no_offenders
+from conformance.checks.status import unmeasurable
 
 LISTED = 3  # offending inputs named in a message, side by side with the truth
 
@@ -27,25 +29,71 @@ def counts_tokens(
     special_tokens: int,
     texts: Sequence[str],
     ids: Sequence[str],
+    distances: Sequence[float | None] | None = None,
+    cosine_atol: float = 0.0,
 ) -> CheckResult:
     """Each input's prompt_tokens is its token count by the reference tokenizer, with or without
     the special tokens it adds ([CLS], [SEP]): servers differ there, clients do not care.
 
     Catches usage counted in characters or words (infinity-emb 0.0.78: "hello" -> 5), or in
     padded tokens. The numbers of the first offenders are shown side by side, with the text's
-    length in characters and words, which names the usual mistake."""
-    offenders = [
+    length in characters and words, which names the usual mistake.
+
+    ``distances`` (1 - cosine between each input's vector and the reference's; None where they
+    cannot be compared) keep one root cause at one FAIL: a count that differs on an input whose
+    vector turns away from the reference's (past ``cosine_atol``, the tier's limit) is not
+    judged, since the server tokenized that input otherwise and reference.agreement fails it;
+    the record names those inputs. Precision loss barely turns a vector, so it never excuses a
+    count. When no input's vector agrees, a differing count cannot be told from a tokenizer's:
+    not measurable, a FAIL naming reference.agreement."""
+    distances = distances if distances is not None else [None] * len(reported)
+    turned = [d is not None and not d <= cosine_atol for d in distances]
+    differs = [
         i
         for i, (count, expected) in enumerate(zip(reported, tokens, strict=True))
         if count not in (expected, expected - special_tokens)
     ]
+    otherwise = [i for i in differs if turned[i]]
+    if otherwise and all(turned):
+        return unmeasurable(
+            f"{len(otherwise)} of {len(reported)} inputs with another count, and no input's "
+            "vector agrees with the reference, so no count can be told from another "
+            "tokenizer's (see reference.agreement)"
+        )
+    offenders = [i for i in differs if not turned[i]]
     listed = "; ".join(
+        _side_by_side(i, reported, tokens, special_tokens, texts, ids) for i in offenders[:LISTED]
+    )
+    result = no_offenders(
+        offenders, len(reported) - len(otherwise), "inputs with another count", listed
+    )
+    if not otherwise:
+        return result
+    named = ", ".join(
+        f"{ids[i]} (prompt_tokens {reported[i]}, reference {tokens[i]}, "
+        f"1 - cosine {distances[i]:.3g})"
+        for i in otherwise
+    )
+    return replace(
+        result,
+        detail=f"{result.detail}; not judged, tokenized otherwise (see reference.agreement): "
+        f"{named}",
+    )
+
+
+def _side_by_side(
+    i: int,
+    reported: Sequence[int],
+    tokens: Sequence[int],
+    special_tokens: int,
+    texts: Sequence[str],
+    ids: Sequence[str],
+) -> str:
+    return (
         f"{ids[i]}: prompt_tokens {reported[i]}, reference tokenizer {tokens[i]} "
         f"({tokens[i] - special_tokens} without special tokens), "
         f"{len(texts[i])} characters, {len(texts[i].split())} words"
-        for i in offenders[:LISTED]
     )
-    return no_offenders(offenders, len(reported), "inputs with another count", listed)
 
 
 def monotonic_length(prompt_tokens: Sequence[int]) -> CheckResult:

@@ -115,6 +115,14 @@ FAULTS: dict[str, Fault] = {
             "the rest of the text is lost without a word",
         ),
         Fault(
+            "another-tokenizer",
+            "worker",
+            "a tokenizer other than the model's for two scripts (llama-cpp-python's reading of "
+            "all-MiniLM-L6-v2 parts from the model's on Hangul and Devanagari): each word of "
+            "them one unknown token, alone and in a batch alike, and usage counting the tokens "
+            "it embedded. Not a batch or usage bug: reference.* alone must fail it",
+        ),
+        Fault(
             "usage-characters",
             "worker",
             "usage.prompt_tokens counted in characters (infinity-emb 0.0.78: 'hello' -> 5)",

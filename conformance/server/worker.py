@@ -23,6 +23,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import sys
@@ -92,6 +93,17 @@ def _broken_text(text: str, fault: str) -> bool:
 
 
 WEDGE_RUN = 200  # the wedged-worker fault hangs on a run of this many of one character
+
+
+# The another-tokenizer fault's scripts: Devanagari, Hangul jamo, compatibility jamo, syllables
+OTHERWISE_READ = re.compile("[\u0900-\u097f\u1100-\u11ff\u3130-\u318f\uac00-\ud7a3]+")
+UNKNOWN_WORD = "\N{SNOWMAN}"  # a symbol the model's vocabulary lacks: one [UNK] token
+
+
+def _read_otherwise(text: str) -> str:
+    """The text as a tokenizer without Hangul and Devanagari reads it: each run of them one
+    unknown token (the engine's tokenizer then counts and embeds exactly those tokens)."""
+    return OTHERWISE_READ.sub(UNKNOWN_WORD, text)
 
 
 def _cut_at_nul(text: str) -> str:
@@ -265,6 +277,8 @@ class Worker:
             texts = [" ".join(map(str, ids)) for ids in header["ids"]]
         if fault == "cut-at-nul":
             texts = [_cut_at_nul(text) for text in texts]
+        if fault == "another-tokenizer":
+            texts = [_read_otherwise(text) for text in texts]
         if fault == "wedged-worker" and any(_wedges(text) for text in texts):
             threading.Event().wait()  # forever; the heartbeat thread goes on beating
         if texts and fault == "duplicates-misaligned" and len(set(texts)) < len(texts):

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from conformance.checks import usage
+from conformance.checks.agreement import cosine_distances
 from conformance.client import Exchange
 from conformance.expect import Expect
 from conformance.references import Recording
+from conformance.settings import Settings
 from conformance.suite.pytest_fixtures import Answers
 from conformance.suite.reference_corpus import compared_cases, no_token_ids, spread
-from conformance.wire import EmbeddingBatch
+from conformance.wire import EmbeddingBatch, Vector
 
 PREFIX_WORDS = (2, 8, 24, 64, 120)
 COUNTED = 64  # corpus inputs sent alone for their token count: every kind, script and length
@@ -54,10 +57,16 @@ def test_longer_text_never_has_fewer_tokens(
 
 @pytest.mark.requirement("usage.counts-tokens")
 def test_each_input_counts_its_tokens(
-    expect: Expect, answers: Answers, needs_reference: Recording, context: int | None
+    expect: Expect,
+    settings: Settings,
+    answers: Answers,
+    needs_reference: Recording,
+    context: int | None,
 ) -> None:
     """64 corpus inputs within the context, each sent alone: its prompt_tokens against the
-    reference tokenizer's count (the reference is the truth, never the server's /tokenize)."""
+    reference tokenizer's count (the reference is the truth, never the server's /tokenize).
+    The vector of each answer is held against the reference's too: a count that differs where
+    the vector does also is the tokenizer's difference, which reference.agreement judges."""
     counted = [
         c for c in compared_cases(needs_reference, context) if needs_reference.token_ids(c.id)
     ]
@@ -70,6 +79,25 @@ def test_each_input_counts_its_tokens(
     reported = [prompt_tokens(expect, e, [c.id]) for e, c in zip(exchanges, cases, strict=True)]
     truth = [len(needs_reference.token_ids(case_id) or ()) for case_id in ids]
     texts = [c.text for c in cases]
-    result = usage.counts_tokens(reported, truth, special_tokens, texts, ids)
+    distances = [
+        distance_to_reference(e, needs_reference.vector(case_id))
+        for e, case_id in zip(exchanges, ids, strict=True)
+    ]
+    cosine_atol = settings.tolerances.cosine_atol
+    result = usage.counts_tokens(
+        reported, truth, special_tokens, texts, ids, distances, cosine_atol
+    )
     carrier = exchanges[result.index] if result.index is not None else None
     expect(result, exchange=carrier, cases=ids)
+
+
+def distance_to_reference(exchange: Exchange, expected: Vector | None) -> float | None:
+    """1 - cosine between the answer's (first) vector and the reference's; None when the two
+    cannot be compared (no vector, another length, non-finite values: other requirements
+    judge those), so that such an answer's count is judged as any other."""
+    vector = exchange.batch.first_vector if exchange.batch is not None else None
+    if vector is None or expected is None or vector.shape != expected.shape:
+        return None
+    if not np.isfinite(vector).all():
+        return None
+    return float(cosine_distances(vector[None, :], expected[None, :])[0])

@@ -82,3 +82,59 @@ def test_counts_tokens_fails_words() -> None:
     assert not result.passed  # "hello" is one word and one token: only b and c offend
     assert result.measured == 2
     assert result.index == 1
+
+
+# 1 - cosine of each input's vector to the reference's: "c" tokenized otherwise (turned away)
+AGREE, TURNED = 2e-7, 0.3
+
+
+def test_counts_tokens_does_not_judge_a_count_where_the_vector_shows_another_tokenizer() -> None:
+    result = usage.counts_tokens([3, 8, 9], TOKENS, 2, TEXTS, IDS, [AGREE, AGREE, TURNED], 1e-5)
+    assert result.passed
+    assert result.measured == 0
+    assert result.detail.startswith("0 of 2 inputs with another count")
+    assert (
+        "not judged, tokenized otherwise (see reference.agreement): "
+        "c (prompt_tokens 9, reference 6, 1 - cosine 0.3)" in result.detail
+    )
+
+
+def test_counts_tokens_still_fails_characters_on_the_inputs_that_agree() -> None:
+    counted = [len(t) for t in TEXTS]
+    result = usage.counts_tokens(counted, TOKENS, 2, TEXTS, IDS, [AGREE, AGREE, TURNED], 1e-5)
+    assert not result.passed
+    assert result.measured == 2  # a and b; c's count is reference.agreement's matter
+    assert result.index == 0
+    assert "2 of 2 inputs with another count" in result.detail
+    assert "not judged, tokenized otherwise (see reference.agreement): c (" in result.detail
+
+
+def test_counts_tokens_a_precision_loss_excuses_no_count() -> None:
+    # vectors rounded to float16 keep 1 - cosine near 1e-7: no evidence of another tokenizer
+    result = usage.counts_tokens([5, 8, 6], TOKENS, 2, TEXTS, IDS, [1e-7, 1e-7, 1e-7], 1e-5)
+    assert not result.passed
+    assert result.measured == 1
+    assert "not judged" not in result.detail
+
+
+def test_counts_tokens_judges_a_count_whose_vector_cannot_be_compared() -> None:
+    result = usage.counts_tokens([5, 8, 6], TOKENS, 2, TEXTS, IDS, [None, AGREE, AGREE], 1e-5)
+    assert not result.passed
+    assert result.index == 0
+
+
+def test_counts_tokens_fails_closed_when_no_vector_agrees() -> None:
+    # wrong pooling and usage in characters: no count can be told from a tokenizer's
+    counted = [len(t) for t in TEXTS]
+    result = usage.counts_tokens(counted, TOKENS, 2, TEXTS, IDS, [TURNED] * 3, 1e-5)
+    assert not result.passed
+    assert result.measured == "not measurable"
+    assert "no input's vector agrees with the reference" in result.detail
+    assert "see reference.agreement" in result.detail
+
+
+def test_counts_tokens_passes_right_counts_whatever_the_vectors() -> None:
+    # wrong pooling, right counts: nothing needs excusing, every count is judged and right
+    result = usage.counts_tokens([3, 8, 6], TOKENS, 2, TEXTS, IDS, [TURNED] * 3, 1e-5)
+    assert result.passed
+    assert result.detail == "0 of 3 inputs with another count"

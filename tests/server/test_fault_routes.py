@@ -65,6 +65,26 @@ def test_a_worker_fault_named_by_the_request_is_the_worker_started_with_it(
     assert not routed.joins([embed_request("3", ["a"])], request)  # a fault is served alone
 
 
+def test_another_tokenizer_is_consistent_and_counts_what_it_embedded(
+    engine: SentenceTransformersEngine,
+) -> None:
+    """Hangul and Devanagari read otherwise, alone and in a batch alike; usage counts the
+    tokens embedded (one unknown token per word of them), not the model's tokenizer's."""
+    korean, hindi, english = "겨울이 되면 눈이 와요.", "मौसम आज अच्छा है।", "a plain sentence"
+    worker = Worker(engine, "another-tokenizer")
+    header, batch = answered(worker.handle(embed_request("1", [korean, hindi, english])))
+    singles = [answered(worker.handle(embed_request("s", [text]))) for text in (korean, hindi)]
+    for row, (_, alone) in zip(batch, singles, strict=False):
+        assert np.abs(row - alone[0]).max() < 1e-5  # its batch rows are its single answers
+    assert [h["prompt_tokens"] for h, _ in singles] == [2 + 4 + 1, 2 + 4]  # 4 [UNK]s each
+    for (h, _), text in zip(singles, (korean, hindi), strict=True):
+        assert h["prompt_tokens"] < len(engine.tokenize(text))  # the model's tokenizer: more
+    _, correct = answered(Worker(engine, None).handle(embed_request("2", [korean, english])))
+    assert float(batch[0] @ correct[0]) < 0.99  # another vector than the model's
+    assert np.abs(batch[2] - correct[1]).max() < 1e-5  # other scripts untouched
+    assert header["prompt_tokens"] == 7 + 6 + len(engine.tokenize(english))
+
+
 def post(url: str, inputs: list[str], **extra: Any) -> dict[str, Any]:
     model = requests.get(f"{url}/v1/models", timeout=10).json()["data"][0]["id"]
     body = {"model": model, "input": inputs, **extra}
