@@ -281,7 +281,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "MUST",
         "full",
         "Odd but arguable requests (empty strings, unknown fields, a missing model, '32' for "
-        "32) never get a 5xx.",
+        "32, an unknown encoding_format) never get a 5xx.",
         "edge cases nobody validated crashing a handler.",
         check="conformance.checks.errors.no_5xx",
     ),
@@ -290,7 +290,8 @@ CATALOGUE: tuple[Requirement, ...] = (
         "MUST",
         "full",
         "A request a lenient server accepts is answered exactly like the valid request it "
-        "stands for ('32' like 32, text/plain like JSON, a missing model like the served one).",
+        "stands for ('32' like 32, text/plain like JSON, a missing model like the served one, "
+        "an unknown encoding_format like none: float vectors).",
         "a value coerced and then ignored: dimensions '32' accepted, full-length vectors returned.",
         check="conformance.checks.errors.lenient_but_right",
     ),
@@ -322,6 +323,18 @@ CATALOGUE: tuple[Requirement, ...] = (
         "handlers that parse every body as JSON whatever its Content-Type.",
         check="conformance.checks.errors.content_type",
     ),
+    # --- issue 34 (item 3): an unknown value of a known optional field is hygiene ---
+    Requirement(
+        "errors.unknown-value-rejected",
+        "SHOULD",
+        "full",
+        "An unknown value of a known optional field (encoding_format 'unknown', '' or 123) gets "
+        "a 4xx, so a client with a typo learns of it. Hygiene: no client sends one, and an "
+        "answer as if the field were absent (floats) is right (errors.lenient-but-right).",
+        "handlers that never validate the field ('base64' if it says so, floats for anything "
+        "else): encoding_format 'base-64' served as floats without a word.",
+        check="conformance.checks.errors.unknown_value_rejected",
+    ),
     Requirement(
         "errors.recovers",
         "MUST",
@@ -342,8 +355,9 @@ CATALOGUE: tuple[Requirement, ...] = (
         "fuzz.robust",
         "MUST",
         "full",
-        "Generated request bodies: valid ones get valid embeddings, invalid ones a 4xx, none "
-        "a 5xx or a hang.",
+        "Generated request bodies: valid ones get valid embeddings; invalid ones (a kind the "
+        "error cases demand a 4xx for, at MUST) a 4xx; arguable and hygiene (SHOULD) ones a 4xx "
+        "or a valid answer; none a 5xx or a hang.",
         "validation gaps that hand-written cases miss.",
         check="conformance.checks.fuzz.robust",
     ),

@@ -73,6 +73,9 @@ MUTATIONS = {
     # --- issue 28 (items 3, 5) ---
     "null-refused": {"input.null-optional-fields"},  # a SHOULD: warns, the run passes
     "503-after-rejection": {"errors.recovers"},  # the first answer judged, never a retried one
+    # --- issue 34 (item 3): an unknown encoding_format ---
+    "unknown-format-as-float": {"errors.unknown-value-rejected"},  # a SHOULD: warns, passes
+    "unknown-format-as-base64": {"errors.lenient-but-right"},  # strings where floats are owed
 }
 INVISIBLE = {
     "leak-shm": "the client sees correct answers; tests/server/test_shm.py counts the segments",
@@ -199,11 +202,16 @@ def test_a_lenient_but_right_server_passes_every_must(tmp_path: Path) -> None:
     (and 400 fuzzed bodies find no 'invalid' one it accepts)."""
     run = suite_against(tmp_path, "--lenient", suite_args=("--fuzz-examples", "400"))
     assert run.returncode == 0, run.output
-    assert run.with_status("FAIL") == {"errors.unknown-model", "errors.content-type"}
+    assert run.with_status("FAIL") == {
+        "errors.unknown-model",
+        "errors.content-type",
+        "errors.unknown-value-rejected",  # an unknown encoding_format answered with floats
+    }
     assert run.status("errors.lenient-but-right") == "PASS"
     assert "rejecting it matters: a browser sends text/plain cross-site" in run.output
     assert "rejecting it matters: single-model servers" in run.output
-    assert "(2 SHOULD warnings)" in run.output
+    assert "rejecting it matters: no client sends one" in run.output
+    assert "(3 SHOULD warnings)" in run.output
 
 
 def test_a_short_context_enforced_with_400s_passes_every_must(tmp_path: Path) -> None:
@@ -232,10 +240,56 @@ def test_an_empty_list_answered_with_no_vectors_is_only_a_warning(
     hygiene, reported under input.empty-rejected with its reason, never a failed MUST."""
     chosen = "input.empty-rejected,errors.rejected,errors.no-5xx,fuzz.robust"
     url = fault_route("empty-input-200")
-    run = run_suite(tmp_path, "--endpoint", url, *FAST, "--requirements", chosen)
+    fuzzed = ("--fuzz-examples", "200")  # enough to draw input [] (as hygiene, not 'invalid')
+    run = run_suite(tmp_path, "--endpoint", url, *fuzzed, "--requirements", chosen)
     assert run.returncode == 0, run.output
     assert run.with_status("FAIL") == {"input.empty-rejected"}, run.output
     assert "input is []; rejecting it matters: the API's schema asks for" in run.output
+
+
+# Every requirement an answer to an unknown encoding_format could fail
+UNKNOWN_FORMAT_JUDGES = (
+    "errors.unknown-value-rejected,errors.rejected,errors.no-5xx,errors.lenient-but-right,"
+    "errors.envelope,errors.recovers,fuzz.robust"
+)
+
+
+def test_an_unknown_encoding_format_answered_as_if_absent_is_only_a_warning(
+    tmp_path: Path, fault_route: FaultRoute
+) -> None:
+    """'unknown', '' and 123 answered with the floats of the request without them: hygiene,
+    reported under errors.unknown-value-rejected with its reason, never a failed MUST (the
+    fuzzer draws such bodies too: 200 examples, and it must not demand a 4xx of them)."""
+    url = fault_route("unknown-format-as-float")
+    fuzzed = ("--fuzz-examples", "200")
+    run = run_suite(tmp_path, "--endpoint", url, *fuzzed, "--requirements", UNKNOWN_FORMAT_JUDGES)
+    assert run.returncode == 0, run.output
+    assert run.with_status("FAIL") == {"errors.unknown-value-rejected"}, run.output
+    assert run.status("errors.lenient-but-right") == "PASS"  # measured: the same floats
+    assert run.status("fuzz.robust") == "PASS"
+    assert "encoding_format 'unknown'; rejecting it matters: no client sends one" in run.output
+
+
+@pytest.mark.parametrize(
+    ("fault", "must"),
+    [
+        ("500-on-bad-input", "errors.no-5xx"),
+        ("unknown-format-as-base64", "errors.lenient-but-right"),
+    ],
+)
+def test_an_unknown_encoding_format_answered_wrongly_still_fails_a_must(
+    tmp_path: Path, fault_route: FaultRoute, fault: str, must: str
+) -> None:
+    """Only the three encoding_format cases are sent (-k): a 5xx to them fails errors.no-5xx,
+    and base64 where the request without the field gets floats fails
+    errors.lenient-but-right; each is a MUST, so the run fails."""
+    url = fault_route(fault)
+    run = run_suite(
+        tmp_path, "--endpoint", url, "--requirements", must, "-k", "encoding-format", *FAST
+    )
+    assert run.returncode == 1, run.output
+    assert run.with_status("FAIL") == {must}, run.output
+    assert f"[MUST {must}]" in run.output and "encoding_format" in run.output
 
 
 def test_fuzzing_reports_the_planted_5xx_with_a_reproducer(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from conformance.checks.compare import check_same_vectors
 from conformance.checks.result import CheckResult
 from conformance.checks.status import check_embedded, check_no_5xx, check_rejected
-from conformance.wire import ErrorBody, Matrix
+from conformance.wire import EmbeddingBatch, ErrorBody, Matrix
 
 ENVELOPE_FIELDS = ("message", "type", "param", "code")
 
@@ -36,10 +36,33 @@ def no_5xx(status: int, envelope_ok: bool, what: str) -> CheckResult:
     return check_no_5xx(status, envelope_ok, what)
 
 
-def lenient_but_right(accepted: Matrix, stands_for: Matrix, atol: float, what: str) -> CheckResult:
+def wire_encoding(batch: EmbeddingBatch) -> str:
+    """How an answer's embeddings came on the wire ('float', 'base64', or several, sorted)."""
+    return ", ".join(sorted({item.encoding for item in batch.items})) or "no embeddings"
+
+
+def lenient_but_right(
+    accepted: Matrix,
+    stands_for: Matrix,
+    atol: float,
+    what: str,
+    *,
+    accepted_encoding: str,
+    stands_for_encoding: str,
+) -> CheckResult:
     """A request a lenient server accepts is answered exactly like the valid request it stands
-    for. Catches a value coerced and then ignored ('32' for dimensions accepted, full-length
-    vectors returned)."""
+    for: the same vectors, in the same wire encoding. Catches a value coerced and then ignored
+    ('32' for dimensions accepted, full-length vectors returned), and an unknown
+    encoding_format answered with base64 where the request without it gets floats (a client
+    that sent none reads a string where it expects numbers)."""
+    if accepted_encoding != stands_for_encoding:
+        return CheckResult(
+            False,
+            f"{accepted_encoding} embeddings",
+            f"{stands_for_encoding} embeddings",
+            None,
+            f"{what}: not in the encoding the request it stands for gets",
+        )
     return check_same_vectors(accepted, stands_for, atol, what)
 
 
@@ -73,6 +96,15 @@ def unknown_model(status: int, body: ErrorBody, what: str) -> CheckResult:
 def content_type(status: int, what: str) -> CheckResult:
     """A JSON body sent as text/plain gets a 4xx: browsers send text/plain cross-site without
     a CORS preflight, so a local server that accepts it can be driven by any web page."""
+    return check_rejected(status, what)
+
+
+def unknown_value_rejected(status: int, what: str) -> CheckResult:
+    """An unknown value of a known optional field (encoding_format 'unknown', '', 123) gets a
+    4xx. Hygiene, a SHOULD: an answer as if the field were absent is right, and
+    errors.lenient-but-right judges that it is (float vectors equal to the plain request's);
+    a 5xx fails errors.no-5xx. Catches handlers that never validate the field ('base64' if it
+    says so, floats for anything else), so a client's typo ('base-64') goes unseen."""
     return check_rejected(status, what)
 
 

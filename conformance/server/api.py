@@ -55,22 +55,33 @@ def check_content_type(header: str | None, lenient: bool = False) -> None:
 
 
 def parse_embeddings_request(
-    body: bytes, model: ModelInfo, lenient: bool = False
+    body: bytes, model: ModelInfo, lenient: bool = False, unknown_format: str | None = None
 ) -> EmbeddingsRequest:
     """Validate an embeddings body against the served model. Lenient, like a lax (pydantic
-    style) validator on a single-model server: any model name is served, and numeric strings
-    (and booleans, for 'dimensions') are read as the integers they spell."""
+    style) validator on a single-model server: any model name is served, numeric strings
+    (and booleans, for 'dimensions') are read as the integers they spell, and an unknown
+    encoding_format as none (floats). ``unknown_format``: what an encoding_format other than
+    'float' and 'base64' is read as, instead of a 400 (a fault's, or a lax server's, reading)."""
     request = _load_object(body, model.name, lenient)
     if lenient:
         request = {**request, **_coerced(request)}
-    fmt = request.get("encoding_format")
-    fmt = "float" if fmt is None else fmt
-    if fmt not in ("float", "base64"):
-        message = f"Invalid encoding_format {fmt!r}: expected 'float' or 'base64'"
-        raise ApiError(400, message, "encoding_format")
+    if lenient and unknown_format is None:
+        unknown_format = "float"
+    fmt = _parse_format(request.get("encoding_format"), unknown_format)
     inputs = _parse_input(request.get("input"), model.vocab_size)
     dimensions = _parse_dimensions(request.get("dimensions"), model.dimension)
-    return EmbeddingsRequest(inputs, cast(str, fmt), dimensions)
+    return EmbeddingsRequest(inputs, fmt, dimensions)
+
+
+def _parse_format(value: object, unknown_format: str | None) -> str:
+    if value is None:  # null, as absent (LiteLLM sends its unset fields so)
+        return "float"
+    if value in ("float", "base64"):
+        return value
+    if unknown_format is not None:
+        return unknown_format
+    message = f"Invalid encoding_format {value!r}: expected 'float' or 'base64'"
+    raise ApiError(400, message, "encoding_format")
 
 
 def parse_tokenize_request(body: bytes, model: ModelInfo) -> tuple[str, bool]:

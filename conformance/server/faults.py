@@ -209,6 +209,20 @@ FAULTS: dict[str, Fault] = {
             "a rejected request (a 4xx) leaves the server 'busy': it answers 503 to the next "
             "3 requests, which a client's retries absorb (the OpenAI SDK gives up after 2)",
         ),
+        # --- issue 34 (item 3): an unknown encoding_format ---
+        Fault(
+            "unknown-format-as-float",
+            "frontend",
+            "not a bug: an unknown encoding_format ('unknown', '', 123) answered as if absent, "
+            "with floats (the suite must warn on errors.unknown-value-rejected, a SHOULD, and "
+            "pass every MUST)",
+        ),
+        Fault(
+            "unknown-format-as-base64",
+            "frontend",
+            "an unknown encoding_format answered with base64 (a handler that sends floats only "
+            "when asked for 'float'): strings where the request without it gets floats",
+        ),
     )
 }
 

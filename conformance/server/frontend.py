@@ -40,6 +40,8 @@ CROSS_TALK_WAIT = 2.0  # the cross-talk fault's longest wait for another answer 
 BUSY_AFTER_REJECTION = 3  # the 503-after-rejection fault's 503s after each rejected request
 NULLABLE = ("encoding_format", "dimensions", "user")  # what the null-refused fault crashes on
 ZEROS = "zeros-after-long-request"  # a fault whose state lives in the frontend, per route
+# What an unknown encoding_format ('unknown', '', 123) is answered with, per fault
+UNKNOWN_FORMAT = {"unknown-format-as-float": "float", "unknown-format-as-base64": "base64"}
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,9 @@ class FrontendConfig:
     fault: str | None
     announce: str | None  # printed once the workers are ready (e.g. the URL)
     served_model_name: str | None = None  # the name the API answers to (default: the model's)
-    lenient: bool = False  # a lax validator: text/plain, any model name, '32' read as 32
+    # a lax validator: text/plain, any model name, '32' read as 32, an unknown
+    # encoding_format read as none
+    lenient: bool = False
     max_model_len: int | None = None  # a context enforced the vLLM way: longer input gets 400
     fault_routes: bool = False  # also serve each shareable fault under /faults/<name>/...
 
@@ -194,7 +198,9 @@ class Frontend:
                 return json_response(empty_answer(self.model.name))
             if fault == "plain-text-as-input" and _plain_text(request):
                 return EmbeddingsRequest([body.decode("utf-8", "replace")], "float", None)
-            parsed = parse_embeddings_request(body, self.model_for(fault), self.lenient(fault))
+            parsed = parse_embeddings_request(
+                body, self.model_for(fault), self.lenient(fault), UNKNOWN_FORMAT.get(fault or "")
+            )
             if fault == "coerced-then-ignored" and _spelled_dimensions(body):
                 parsed = replace(parsed, dimensions=None)
             if fault == "token-ids-rejected" and isinstance(parsed.inputs[0], list):

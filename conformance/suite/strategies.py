@@ -1,18 +1,26 @@
 """Hypothesis strategies for embeddings request bodies, each labelled with what it deserves.
 
 - ``valid``: within the documented API, plain printable text: must get a valid envelope.
-- ``invalid``: one field broken in a way the API forbids: must get a 4xx.
+- ``invalid``: one field broken in a way the API forbids and the error cases demand a 4xx for
+  at MUST: must get a 4xx.
 - ``arguable``: odd but not clearly forbidden (control characters, unknown fields, empty
-  strings, booleans or numeric strings where token ids go): anything but a 5xx.
+  strings, booleans or numeric strings where token ids go), or broken in a way the error cases
+  call hygiene (a SHOULD: ``input: []``, an unknown ``encoding_format``): anything but a 5xx.
+
+Each kind of broken body is an instance of one bad request of fixtures/bad_requests.json and
+takes its label from that case's level, so the fuzzer demands a 4xx exactly where the fixtures
+do (tests/suite/test_strategies.py holds the two together).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from hypothesis import strategies as st
 
 from conformance.checks.fuzz import spells_number
+from conformance.corpus import load_bad_requests
 
 Labelled = tuple[str, dict[str, Any]]
 
@@ -36,36 +44,72 @@ def valid_bodies(model: str) -> st.SearchStrategy[Labelled]:
     return bodies.map(lambda body: ("valid", body))
 
 
-BAD_INPUTS = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.dictionaries(st.text(max_size=5), st.text(max_size=5), max_size=2),
-    st.just([]),
-    st.lists(
-        st.one_of(st.none(), st.dictionaries(st.text(max_size=3), st.integers(), max_size=1)),
-        min_size=1,
-        max_size=3,
+@dataclass(frozen=True)
+class BrokenKind:
+    """One way to break one field of a valid body, an instance of the fixture bad request
+    ``case``: its label is that case's level, never the fuzzer's own idea of invalid."""
+
+    case: str  # an id of fixtures/bad_requests.json
+    field: str  # the field of {"model": ..., "input": "hello"} it breaks
+    values: st.SearchStrategy[Any]
+
+    @property
+    def label(self) -> str:
+        return "invalid" if BAD_REQUESTS[self.case].expect == "reject" else "arguable"
+
+
+BAD_REQUESTS = {bad.id: bad for bad in load_bad_requests()}
+BROKEN_KINDS = (
+    BrokenKind("null-input", "input", st.none()),
+    BrokenKind("boolean-input", "input", st.booleans()),
+    BrokenKind("number-input", "input", st.floats(allow_nan=False, allow_infinity=False)),
+    BrokenKind(
+        "object-input",
+        "input",
+        st.dictionaries(st.text(max_size=5), st.text(max_size=5), max_size=2),
     ),
-    st.tuples(st.integers(), WORDS).map(list),  # mixed numbers and strings
-    st.lists(st.integers(max_value=-1), min_size=1, max_size=3),  # negative token ids
+    BrokenKind("empty-array", "input", st.just([])),
+    BrokenKind(
+        "non-text-items",
+        "input",
+        st.lists(
+            st.one_of(st.none(), st.dictionaries(st.text(max_size=3), st.integers(), max_size=1)),
+            min_size=1,
+            max_size=3,
+        ),
+    ),
+    BrokenKind("mixed-array", "input", st.tuples(st.integers(), WORDS).map(list)),
+    BrokenKind(
+        "negative-token-id", "input", st.lists(st.integers(max_value=-1), min_size=1, max_size=3)
+    ),
+    BrokenKind(
+        "encoding-format-unknown",
+        "encoding_format",
+        st.text(min_size=1, max_size=10).filter(lambda s: s not in ("float", "base64")),
+    ),
+    BrokenKind("encoding-format-empty", "encoding_format", st.just("")),
+    # not a string at all: 123 or [1, 2], the same level as the fixture's 123
+    BrokenKind(
+        "encoding-format-number",
+        "encoding_format",
+        st.one_of(st.integers(), st.lists(st.integers(), max_size=2)),
+    ),
+    BrokenKind(
+        "model-not-string",
+        "model",
+        st.one_of(st.integers(), st.lists(st.text(max_size=3), max_size=2), st.booleans()),
+    ),
 )
-BAD_FORMATS = st.one_of(
-    st.text(max_size=10).filter(lambda s: s not in ("float", "base64")),
-    st.integers(),
-    st.lists(st.integers(), max_size=2),
-)
-BAD_MODELS = st.one_of(st.integers(), st.lists(st.text(max_size=3), max_size=2), st.booleans())
 
 
-def invalid_bodies(model: str) -> st.SearchStrategy[Labelled]:
+def broken_bodies(model: str) -> st.SearchStrategy[Labelled]:
+    """{"model": model, "input": "hello"} with one field broken, labelled by its fixture case."""
     base = {"model": model, "input": "hello"}
-    broken = st.one_of(
-        BAD_INPUTS.map(lambda value: {**base, "input": value}),
-        BAD_FORMATS.map(lambda value: {**base, "encoding_format": value}),
-        BAD_MODELS.map(lambda value: {**base, "model": value}),
-    )
-    return broken.map(lambda body: ("invalid", body))
+    return st.one_of([_broken(kind, base) for kind in BROKEN_KINDS])
+
+
+def _broken(kind: BrokenKind, base: dict[str, Any]) -> st.SearchStrategy[Labelled]:
+    return kind.values.map(lambda value: (kind.label, {**base, kind.field: value}))
 
 
 def arguable_bodies(model: str) -> st.SearchStrategy[Labelled]:
@@ -94,4 +138,4 @@ def arguable_bodies(model: str) -> st.SearchStrategy[Labelled]:
 
 
 def request_bodies(model: str) -> st.SearchStrategy[Labelled]:
-    return st.one_of(valid_bodies(model), invalid_bodies(model), arguable_bodies(model))
+    return st.one_of(valid_bodies(model), broken_bodies(model), arguable_bodies(model))

@@ -51,7 +51,12 @@ def rejection_reason(bad: BadRequest) -> str:
 
 # The checks of the requirements that bad requests judged on their status alone fall under:
 # errors.rejected for a must-reject request, the SHOULD one the fixture names for the others.
-REJECTION_CHECKS = (errors.rejected, input_checks.empty_rejected, errors.content_type)
+REJECTION_CHECKS = (
+    errors.rejected,
+    input_checks.empty_rejected,
+    errors.content_type,
+    errors.unknown_value_rejected,
+)
 
 
 def rejections() -> list[Any]:
@@ -105,7 +110,14 @@ def test_an_accepted_request_is_answered_like_the_one_it_stands_for(
     ids = [f"{bad.id}[{i}]" for i in range(count)]
     want = expect.matrix(valid, ids)
     what = f"{bad.why}, accepted: vs the answer to {json.dumps(stands_for)[:120]}"
-    result = errors.lenient_but_right(expect.matrix(exchange, ids), want, expect.vector_atol, what)
+    result = errors.lenient_but_right(
+        expect.matrix(exchange, ids),
+        want,
+        expect.vector_atol,
+        what,
+        accepted_encoding=errors.wire_encoding(expect.ok(exchange, ids)),
+        stands_for_encoding=errors.wire_encoding(expect.ok(valid, ids)),
+    )
     expect(result, exchange=exchange, cases=ids)
 
 

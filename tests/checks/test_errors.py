@@ -1,15 +1,18 @@
-"""The error envelope and the unknown-model answer."""
+"""The error envelope, the unknown-model answer, unknown values and lenient answers."""
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
+import numpy as np
 import pytest
 
 from conformance.checks import errors
 from conformance.client.decode import decode_error_body
 from conformance.wire import ErrorBody
+from tests.checks.builders import response
 
 CONFORMING = {"message": "bad", "type": "invalid_request_error", "param": None, "code": None}
 
@@ -67,3 +70,41 @@ def test_recovers_judges_the_first_answer_and_says_what_retries_needed() -> None
     assert "a client that retries asked again 2 times and got HTTP 200" in result.detail
     once = errors.recovers(429, False, "after 'x'", 1, 429)
     assert "asked again 1 time and got HTTP 429" in once.detail
+
+
+def test_an_unknown_value_should_be_rejected_but_a_5xx_is_no_rejection() -> None:
+    assert errors.unknown_value_rejected(400, "encoding_format 'unknown'").passed
+    assert not errors.unknown_value_rejected(200, "encoding_format 'unknown'").passed
+    assert not errors.unknown_value_rejected(500, "encoding_format 'unknown'").passed
+
+
+FLOATS = np.array([[0.6, 0.8]])
+
+
+def test_lenient_but_right_needs_the_same_vectors_in_the_same_encoding() -> None:
+    same = errors.lenient_but_right(
+        FLOATS, FLOATS, 1e-6, "x", accepted_encoding="float", stands_for_encoding="float"
+    )
+    assert same.passed
+    other = errors.lenient_but_right(
+        FLOATS + 0.1, FLOATS, 1e-6, "x", accepted_encoding="float", stands_for_encoding="float"
+    )
+    assert not other.passed
+
+
+def test_base64_where_the_request_it_stands_for_gets_floats_is_not_lenient_but_right() -> None:
+    """An unknown encoding_format answered with base64: the bytes decode to the right
+    vectors, but a client that sent no valid format reads strings where it expects numbers."""
+    result = errors.lenient_but_right(
+        FLOATS, FLOATS, 1e-6, "x", accepted_encoding="base64", stands_for_encoding="float"
+    )
+    assert not result.passed
+    assert (result.measured, result.limit) == ("base64 embeddings", "float embeddings")
+
+
+def test_wire_encoding_names_how_the_embeddings_came() -> None:
+    assert errors.wire_encoding(response([0.6, 0.8])) == "float"
+    as_base64 = base64.b64encode(np.array([0.6, 0.8], "<f4").tobytes()).decode()
+    assert errors.wire_encoding(response(as_base64)) == "base64"
+    assert errors.wire_encoding(response([0.6, 0.8], as_base64)) == "base64, float"
+    assert errors.wire_encoding(response()) == "no embeddings"

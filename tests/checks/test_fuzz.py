@@ -61,7 +61,7 @@ def test_a_flat_array_of_numbers_is_one_input_of_token_ids() -> None:
     assert input_count({"input": [1, "a"]}) == 2
     assert input_count({"input": [5, "7"]}) == 1  # lax validators read "7" as 7
     assert input_count({"input": ["1", "2"]}) == 2  # two texts that spell numbers
-    assert input_count({"input": []}) == 1
+    assert input_count({"input": []}) == 0  # hygiene (a SHOULD): no vectors is consistent
 
 
 def test_valid_vectors_need_every_vector_finite_and_of_the_dimension() -> None:
@@ -76,3 +76,11 @@ def test_answer_to_a_valid_body_needs_one_valid_vector_per_input() -> None:
     assert check_answer_to("valid", body, 200, response([0.6, 0.8], [1.0, 0.0]), 2).passed
     short = check_answer_to("valid", body, 200, response([0.6, 0.8]), 2)
     assert not short.passed and short.measured == "HTTP 200 with a broken envelope"
+
+
+def test_an_empty_list_answered_with_no_vectors_is_a_valid_answer() -> None:
+    """input [] is hygiene (input.empty-rejected, a SHOULD): no vectors is the consistent
+    answer, and fuzz.robust must not fail it; a vector for nothing is not consistent."""
+    body = {"model": "m", "input": []}
+    assert check_answer_to("arguable", body, 200, response(), 2).passed
+    assert not check_answer_to("arguable", body, 200, response([0.6, 0.8]), 2).passed

@@ -65,3 +65,23 @@ def test_text_plain_only_when_lenient() -> None:
     check_content_type("text/plain; charset=utf-8", lenient=True)
     with pytest.raises(ApiError):
         check_content_type("application/x-www-form-urlencoded", lenient=True)
+
+
+@pytest.mark.parametrize("value", ["unknown", "", 123, ["float"]])
+def test_an_unknown_encoding_format_is_refused_unless_read_otherwise(value: object) -> None:
+    with pytest.raises(ApiError) as error:
+        parse_embeddings_request(body(input="hi", encoding_format=value), MODEL)
+    assert (error.value.status, error.value.param) == (400, "encoding_format")
+    lax = parse_embeddings_request(body(input="hi", encoding_format=value), MODEL, lenient=True)
+    assert lax.encoding_format == "float"  # a lax server reads it as none
+    fault = parse_embeddings_request(
+        body(input="hi", encoding_format=value), MODEL, False, "base64"
+    )
+    assert fault.encoding_format == "base64"
+
+
+def test_null_and_known_encoding_formats_are_read_as_given() -> None:
+    assert parse_embeddings_request(body(input="hi"), MODEL).encoding_format == "float"
+    for value, read in ((None, "float"), ("float", "float"), ("base64", "base64")):
+        parsed = parse_embeddings_request(body(input="hi", encoding_format=value), MODEL, True)
+        assert parsed.encoding_format == read
