@@ -17,6 +17,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,13 @@ class Peer:
     @property
     def environments(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(process.environment for process in self.processes))
+
+    @property
+    def unreferenced(self) -> bool:
+        """Judged with ``--reference none`` (no golden exists for what it serves): its vectors
+        are compared with nothing, so it cannot be certified (``--certify`` refuses the pair)."""
+        args = self.suite_args
+        return "--reference=none" in args or ("--reference", "none") in pairwise(args)
 
 
 @dataclass(frozen=True)

@@ -256,9 +256,17 @@ def _peer_table(matrix: Matrix) -> list[str]:
     return out
 
 
+UNREFERENCED = (
+    "NOT CERTIFIED: NO REFERENCE, vectors compared with nothing (--reference none: no golden "
+    "of its model; a certificate needs one); reference-free run: {verdict}"
+)
+
+
 def _verdict(entry: Mapping[str, Any], document: Mapping[str, Any] | None) -> str:
     if document is None:
         return f"{entry['state']}: {entry.get('reason') or 'no results'}"
+    if (document.get("reference") or {}).get("kind") == "none":
+        return UNREFERENCED.format(verdict=document.get("verdict", "?"))
     certification = document.get("certification") or {}
     return "CERTIFIED" if certification.get("certified") else "NOT CERTIFIED"
 
