@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.matrix import build, peers, publish
+from conformance.matrix import build, peers, publish, scrub
 
 
 def peer(*suite_args: str) -> peers.Peer:
@@ -67,7 +67,9 @@ def test_the_build_asks_for_a_certificate_only_with_a_reference(
 
     monkeypatch.setattr(build, "run_suite", run_suite)
     outcome = build.Outcome("p", "P", "https://example.org", "", "p")
-    build._judge(peer(*suite_args), {}, tmp_path / "dest", tmp_path / "suite.log", outcome)
+    scrubber = scrub.scrubber(tmp_path / "model", tmp_path / "cache")
+    dest, log = tmp_path / "dest", tmp_path / "suite.log"
+    build._judge(peer(*suite_args), {}, dest, log, outcome, scrubber)
     (args,) = seen
     assert ("--certify" in args) is certify
     assert "--report-dir" in args
