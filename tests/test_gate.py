@@ -1,5 +1,7 @@
 """The upgrade gate as the README's recipe runs it: record the old server, run the suite on it,
-then judge the new server against that baseline."""
+then judge the new server against that baseline. Both are routes of the session's shared
+fault-routes server (tests/server/test_fault_routes.py shows a route answers as a server
+started with --fault does): no server of the gate's own is started."""
 
 from __future__ import annotations
 
@@ -8,32 +10,33 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import main
-from tests.conftest import reference_server
+from tests.conftest import FaultRoute
 from tests.support.suite_runner import SuiteRun, run_suite
 
 FAST = ("--fuzz-examples", "20")
 
 
 @pytest.fixture(scope="module")
-def baseline(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def baseline(tmp_path_factory: pytest.TempPathFactory, clean_server: str) -> Path:
     """Steps 1 and 2 of the recipe, against a correct 'old' server."""
     directory = tmp_path_factory.mktemp("gate") / "baseline"
-    with reference_server() as old:
-        record = ["golden", "record", "--from-endpoint", old, "--out", str(directory), "--quiet"]
-        assert main(record) == 0
-        run = run_suite(directory, "--endpoint", old, *FAST)  # writes baseline/results.json
+    old = clean_server
+    record = ["golden", "record", "--from-endpoint", old, "--out", str(directory), "--quiet"]
+    assert main(record) == 0
+    run = run_suite(directory, "--endpoint", old, *FAST)  # writes baseline/results.json
     assert run.returncode == 0, run.output
     return directory
 
 
-def gate(tmp_path: Path, baseline: Path, *server_args: str) -> SuiteRun:
+def gate(tmp_path: Path, baseline: Path, new: str) -> SuiteRun:
     """Step 4: the suite against the 'new' server with --baseline."""
-    with reference_server(*server_args) as new:
-        return run_suite(tmp_path, "--endpoint", new, "--baseline", str(baseline), *FAST)
+    return run_suite(tmp_path, "--endpoint", new, "--baseline", str(baseline), *FAST)
 
 
-def test_an_unchanged_server_passes_the_gate(tmp_path: Path, baseline: Path) -> None:
-    run = gate(tmp_path, baseline)
+def test_an_unchanged_server_passes_the_gate(
+    tmp_path: Path, baseline: Path, fault_route: FaultRoute
+) -> None:
+    run = gate(tmp_path, baseline, fault_route())
     assert run.returncode == 0, run.output
     for requirement in ("baseline.vectors", "baseline.shape", "baseline.errors"):
         assert run.status(requirement) == "PASS"
@@ -41,8 +44,10 @@ def test_an_unchanged_server_passes_the_gate(tmp_path: Path, baseline: Path) -> 
     assert run.results is not None and run.results["baseline"]["regressions"] == []
 
 
-def test_drifted_vectors_are_caught(tmp_path: Path, baseline: Path) -> None:
-    run = gate(tmp_path, baseline, "--fault", "fp16-vectors")
+def test_drifted_vectors_are_caught(
+    tmp_path: Path, baseline: Path, fault_route: FaultRoute
+) -> None:
+    run = gate(tmp_path, baseline, fault_route("fp16-vectors"))
     assert run.returncode == 1
     assert run.status("baseline.vectors") == "FAIL"
     assert "[MUST baseline.vectors]" in run.output and "max |Δ| per input, worst" in run.output
@@ -50,29 +55,33 @@ def test_drifted_vectors_are_caught(tmp_path: Path, baseline: Path) -> None:
 
 
 def test_a_lost_feature_is_a_regression_even_when_nothing_fails(
-    tmp_path: Path, baseline: Path
+    tmp_path: Path, baseline: Path, fault_route: FaultRoute
 ) -> None:
-    run = gate(tmp_path, baseline, "--fault", "token-ids-rejected")
+    run = gate(tmp_path, baseline, fault_route("token-ids-rejected"))
     assert run.with_status("FAIL") == set(), run.output
     assert "REGRESSION input.token-ids: PASS before, UNSUPPORTED now" in run.output
     assert run.returncode == 1
 
 
-def test_changed_error_answers_are_caught(tmp_path: Path, baseline: Path) -> None:
-    run = gate(tmp_path, baseline, "--fault", "500-on-bad-input")
+def test_changed_error_answers_are_caught(
+    tmp_path: Path, baseline: Path, fault_route: FaultRoute
+) -> None:
+    run = gate(tmp_path, baseline, fault_route("500-on-bad-input"))
     assert run.status("baseline.errors") == "FAIL"
     assert "HTTP 400 before, HTTP 500 now" in run.output
 
 
-def test_a_dropped_field_is_caught(tmp_path: Path, baseline: Path) -> None:
-    run = gate(tmp_path, baseline, "--fault", "missing-usage")
+def test_a_dropped_field_is_caught(tmp_path: Path, baseline: Path, fault_route: FaultRoute) -> None:
+    run = gate(tmp_path, baseline, fault_route("missing-usage"))
     assert run.status("baseline.shape") == "FAIL"
     assert "fields lost or retyped; first: float output: usage" in run.output
 
 
-def test_results_json_alone_compares_statuses_only(tmp_path: Path, baseline: Path) -> None:
-    with reference_server() as new:
-        run = run_suite(tmp_path, "--endpoint", new, "--baseline", str(baseline / "results.json"))
+def test_results_json_alone_compares_statuses_only(
+    tmp_path: Path, baseline: Path, clean_server: str
+) -> None:
+    alone = str(baseline / "results.json")
+    run = run_suite(tmp_path, "--endpoint", clean_server, "--baseline", alone)
     assert run.returncode == 0, run.output
     assert run.status("baseline.vectors") == "SKIPPED"
     assert "the baseline is a results.json alone" in run.output

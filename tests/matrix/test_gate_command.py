@@ -1,5 +1,7 @@
 """`matrix gate OLD NEW` on two peers of a peers file: the same server passes the gate, a
-server whose vectors drifted fails it, on baseline.vectors, with the regression named."""
+server whose vectors drifted fails it, on baseline.vectors, with the regression named. Both
+peers are routes of the session's shared fault-routes server, each peer's process a setup
+step that ends at once: starting and stopping peers is tests/matrix/test_build.py's part."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import main
+from tests.conftest import FaultRoute
 
 PEERS = """
 [[peer]]
@@ -16,23 +19,23 @@ title = "reference server"
 package = "embedding-conformance"
 homepage = "https://example.org"
 environment = "project"
-endpoint = "http://127.0.0.1:{{port}}"
+endpoint = "{endpoint}"
 model = "all-MiniLM-L6-v2"
 suite_args = ["--fuzz-examples", "20"]  # the gate judges answers, not the fuzzer's reach
 
 [[peer.process]]
-argv = ["{{python}}", "-m", "conformance.server", "--host", "127.0.0.1",
-    "--port", "{{port}}"{extra}]
-ready = "http://127.0.0.1:{{port}}/health"
+argv = ["{{python}}", "-c", "pass"]
+setup = true
 """
 
 
 @pytest.fixture(scope="module")
-def peers_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def peers_file(tmp_path_factory: pytest.TempPathFactory, fault_route: FaultRoute) -> Path:
     path = tmp_path_factory.mktemp("peers") / "peers.toml"
-    drifted = ', "--fault", "fp16-vectors"'
+    drifted = fault_route("fp16-vectors")
     path.write_text(
-        PEERS.format(name="old", extra="") + PEERS.format(name="drifted", extra=drifted)
+        PEERS.format(name="old", endpoint=fault_route())
+        + PEERS.format(name="drifted", endpoint=drifted)
     )
     return path
 
