@@ -130,9 +130,6 @@ def published_files() -> list[Path]:
     return sorted(p for p in PUBLISHED.rglob("*") if p.suffix in (".json", ".html", ".md", ".toml"))
 
 
-@pytest.mark.xfail(
-    strict=False, reason="published before the scrub; passes after the rebuild (issue 34)"
-)
 def test_no_published_file_names_the_build_machine() -> None:
     checkout = str(PUBLISHED.parents[1])  # this clone's path, wherever it is
     found = scrub.machine_paths_in(published_files())
