@@ -68,6 +68,7 @@ class Run:
         self.answered: set[str] = set()  # the master: the workers it sent the reference to
         self.asked_master = False  # a worker: it asked for this test's reference
         self.sent = 0
+        self.in_flight = 0  # requests taken from the quota whose answers are not yet counted
         self.spent = False  # the quota ran out (and whoever must hear of it was told)
         self.offsets = itertools.count()
         self.lock = threading.Lock()
@@ -93,7 +94,18 @@ class Run:
             if self.quota is not None and self.sent >= self.quota:
                 return False
             self.sent += 1
+            self.in_flight += 1
             return True
+
+    def answered_one(self) -> None:
+        with self.lock:
+            self.in_flight -= 1
+
+    def settled(self) -> bool:
+        """The quota is spent and every request taken from it is answered and counted: only
+        then may the run end (ended sooner, the master's counts miss the requests in flight)."""
+        with self.lock:
+            return self.quota is not None and self.sent >= self.quota and self.in_flight == 0
 
 
 RUN = Run()
@@ -221,8 +233,17 @@ class EmbeddingsUser(FastHttpUser):
     @task
     def embed(self) -> None:
         if not RUN.take():
-            _quota_spent(self.environment)
+            if RUN.settled():
+                _quota_spent(self.environment)
             raise StopUser()
+        try:
+            self._post()
+        finally:
+            RUN.answered_one()
+        if RUN.settled():  # the last answer of the quota: this user tells whoever must hear
+            _quota_spent(self.environment)
+
+    def _post(self) -> None:
         size = next(self.sizes)
         batch, expected = RUN.window(size)
         body = json.dumps({"model": self.model, "input": batch, "encoding_format": self.encoding})
@@ -250,6 +271,12 @@ def _quota_spent(environment: Environment) -> None:
         RUN.spent = True
     runner = environment.runner
     if isinstance(runner, WorkerRunner):
+        # This worker's last counts go first, on the same ordered channel: the master ends the
+        # run on the last DONE and waits only half a second for reports after that.
+        report: dict[str, Any] = {}
+        fire = environment.events.report_to_master.fire
+        fire(client_id=runner.client_id, data=report)  # type: ignore[no-untyped-call]
+        runner.send_message("stats", report)
         runner.send_message(DONE_MESSAGE)
     elif runner is not None:
         gevent.spawn(runner.quit)
