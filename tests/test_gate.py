@@ -13,7 +13,12 @@ from conformance.cli import main
 from tests.conftest import FaultRoute
 from tests.support.suite_runner import SuiteRun, run_suite
 
-FAST = ("--fuzz-examples", "20")
+# The gate's own requirements and one the faults below turn each way; every other requirement
+# would only cost time (the correct server's full runs are tests/test_suite_verdicts.py's part).
+JUDGED = "baseline.,reference.agreement,input.token-ids,errors.rejected,envelope.usage"
+FAST = ("--fuzz-examples", "20", "--requirements", JUDGED)
+# One worker runs the module (--dist loadgroup): the baseline is recorded once.
+pytestmark = pytest.mark.xdist_group("gate")
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +86,7 @@ def test_results_json_alone_compares_statuses_only(
     tmp_path: Path, baseline: Path, clean_server: str
 ) -> None:
     alone = str(baseline / "results.json")
-    run = run_suite(tmp_path, "--endpoint", clean_server, "--baseline", alone)
+    run = run_suite(tmp_path, "--endpoint", clean_server, "--baseline", alone, *FAST)
     assert run.returncode == 0, run.output
     assert run.status("baseline.vectors") == "SKIPPED"
     assert "the baseline is a results.json alone" in run.output

@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from conformance import __version__
 from conformance.cli import main
 from conformance.reporting.document import schema
-from tests.conftest import API_KEY, FaultRoute, reference_server
+from tests.conftest import API_KEY, FaultRoute
 from tests.reporting.test_report_browser import PNG_SIGNATURE, run_chromium
 from tests.support.suite_runner import SuiteRun, run_suite
 from tests.test_suite_verdicts import IN_PLAY
@@ -48,6 +48,11 @@ def write_keys(folder: Path) -> tuple[Path, Path]:
     return private, public
 
 
+# The tests of the one certification run share an xdist worker (--dist loadgroup): on two,
+# each would pay for the run.
+ON_THE_CERTIFIED_RUN = pytest.mark.xdist_group("certified")
+
+
 @pytest.fixture(scope="module")
 def certified(auth_server: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[SuiteRun, Path]:
     """One full certification run with a real API key, signed: (the run, its report dir)."""
@@ -62,6 +67,7 @@ def certified(auth_server: str, tmp_path_factory: pytest.TempPathFactory) -> tup
     return run, workdir
 
 
+@ON_THE_CERTIFIED_RUN
 def test_a_certification_run_writes_every_report(certified: tuple[SuiteRun, Path]) -> None:
     run, workdir = certified
     assert run.returncode == 0, run.output
@@ -81,6 +87,7 @@ def test_a_certification_run_writes_every_report(certified: tuple[SuiteRun, Path
     assert "reports: reports/ (results.json, junit.xml" in run.output  # the header says where
 
 
+@ON_THE_CERTIFIED_RUN
 def test_the_real_report_renders_in_chromium(certified: tuple[SuiteRun, Path]) -> None:
     """The certified run's own report.html, screenshotted (kept in
     $EMBEDDING_CONFORMANCE_SCREENSHOT_DIR when set, for a human look)."""
@@ -95,6 +102,7 @@ def test_the_real_report_renders_in_chromium(certified: tuple[SuiteRun, Path]) -
         shutil.copy(png, Path(keep) / png.name)
 
 
+@ON_THE_CERTIFIED_RUN
 def test_no_api_key_in_any_output(certified: tuple[SuiteRun, Path]) -> None:
     run, workdir = certified
     assert API_KEY not in run.output
@@ -104,6 +112,7 @@ def test_no_api_key_in_any_output(certified: tuple[SuiteRun, Path]) -> None:
     assert options["api_key"] == "<redacted>"
 
 
+@ON_THE_CERTIFIED_RUN
 def test_verify_catches_an_edited_byte_and_a_wrong_key(
     certified: tuple[SuiteRun, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -149,19 +158,20 @@ def known_failures(folder: Path, *entries: tuple[str, str]) -> Path:
     return path
 
 
-def test_known_failures_are_xfail_and_a_fixed_one_is_stale(tmp_path: Path) -> None:
+def test_known_failures_are_xfail_and_a_fixed_one_is_stale(
+    tmp_path: Path, fault_route: FaultRoute
+) -> None:
     listed = known_failures(
         tmp_path,
         ("normalization.unit-norm", "raw hidden states, fix due in 2.1"),
         ("envelope.object-list", "was a bare list before 1.4"),  # passes now
     )
     chosen = ("--requirements", "normalization.unit-norm,envelope.object-list")
-    with reference_server("--fault", "no-normalize") as url:
-        stale = run_suite(tmp_path, "--endpoint", url, *chosen, "--known-failures", str(listed))
-        listed_only_open = known_failures(tmp_path, ("normalization.unit-norm", "raw states"))
-        kept = run_suite(
-            tmp_path, "--endpoint", url, *chosen, "--known-failures", str(listed_only_open)
-        )
+    url = fault_route("no-normalize")
+    stale = run_suite(tmp_path, "--endpoint", url, *chosen, "--known-failures", str(listed))
+    listed_only_open = known_failures(tmp_path, ("normalization.unit-norm", "raw states"))
+    only_open = ("--known-failures", str(listed_only_open))
+    kept = run_suite(tmp_path, "--endpoint", url, *chosen, *only_open)
     assert stale.returncode == 1, stale.output
     assert stale.status("normalization.unit-norm") == "XFAIL", stale.output
     assert stale.status("envelope.object-list") == "STALE", stale.output
@@ -178,16 +188,16 @@ def test_a_known_failure_naming_an_unknown_requirement_is_a_usage_error(tmp_path
 
 
 def test_a_declared_capability_refused_fails_an_undeclared_one_is_unsupported(
-    tmp_path: Path,
+    tmp_path: Path, fault_route: FaultRoute
 ) -> None:
     declared = tmp_path / "capabilities.toml"
     declared.write_text("[capabilities]\ntoken_ids = true\ndimensions = false\n")
     silent = tmp_path / "none-declared.toml"
     silent.write_text("[capabilities]\nnormalized = true\n")
     chosen = ("--requirements", "input.token-ids")
-    with reference_server("--fault", "token-ids-rejected") as url:
-        undeclared = run_suite(tmp_path, "--endpoint", url, *chosen, "--capabilities", str(silent))
-        promised = run_suite(tmp_path, "--endpoint", url, *chosen, "--capabilities", str(declared))
+    url = fault_route("token-ids-rejected")
+    undeclared = run_suite(tmp_path, "--endpoint", url, *chosen, "--capabilities", str(silent))
+    promised = run_suite(tmp_path, "--endpoint", url, *chosen, "--capabilities", str(declared))
     assert undeclared.returncode == 0, undeclared.output
     assert undeclared.status("input.token-ids") == "UNSUPPORTED", undeclared.output
     assert promised.returncode == 1, promised.output
@@ -210,17 +220,14 @@ FAULTS = {  # fault -> the requirement that must show FAIL in its column
 
 
 def test_compare_shows_the_clean_run_and_three_fault_runs(
-    clean_server: str, tmp_path: Path
+    fault_route: FaultRoute, tmp_path: Path
 ) -> None:
     paths = []
     for name in ("clean", *FAULTS):
         folder = tmp_path / name
         folder.mkdir()
-        if name == "clean":
-            run = run_suite(folder, "--endpoint", clean_server, *COMPARED)
-        else:
-            with reference_server("--fault", name) as url:
-                run = run_suite(folder, "--endpoint", url, *COMPARED)
+        url = fault_route(None if name == "clean" else name)
+        run = run_suite(folder, "--endpoint", url, *COMPARED)
         assert run.results is not None, run.output
         paths.append(str(folder / "results.json"))
     markdown = tmp_path / "matrix.md"
@@ -233,7 +240,7 @@ def test_compare_shows_the_clean_run_and_three_fault_runs(
     assert len(rows) == 12, rows  # envelope.* (7), normalization.* (1), base64.* (4)
     for folder in ("clean", *FAULTS):  # runs of one server are told apart by their folders
         label = f"uvicorn {__version__} (all-MiniLM-L6-v2) \\[{folder}/results.json\\]"
-        assert label in markdown.read_text()  # (markdown escapes the brackets)
+        assert label in markdown.read_text(), markdown.read_text()  # (brackets escaped)
     for column, (fault, requirement) in enumerate(FAULTS.items(), start=1):
         assert "FAIL" in rows[requirement][column], (fault, rows[requirement])
         assert "PASS" in rows[requirement][0], rows[requirement]  # the clean run

@@ -390,6 +390,7 @@ def build_app(pool: WorkerPool, config: FrontendConfig) -> Starlette:
             Route("/faults/{fault}/v1/embeddings", frontend.embeddings, methods=["POST"]),
             Route("/faults/{fault}/v1/models", frontend.models, methods=["GET"]),
             Route("/faults/{fault}/tokenize", frontend.tokenize, methods=["POST"]),
+            Route("/faults/{fault}/version", frontend.version, methods=["GET"]),
         ]
     return Starlette(
         routes=routes,
