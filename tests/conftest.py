@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import shutil
 import tempfile
@@ -23,6 +24,12 @@ API_KEY = "secret-test-key"
 # took 25 min so, 15 with threads that sleep at once. A setting of the caller's wins.
 if not any(key in os.environ for key in OPENMP_WAIT_SETTINGS):
     os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+# And one thread a server: two passive threads on a batch-1 forward pass finish no sooner than one
+# (two full suite runs, 32-34 s either way) and cost a quarter more CPU (89 s vs 67 s in the
+# worker), which the other servers and runs on the same cores wait for. Not where bare vLLM
+# runs (tox -e vllm): vLLM sets its own threads from OMP_NUM_THREADS.
+if "OMP_NUM_THREADS" not in os.environ and importlib.util.find_spec("vllm") is None:
+    os.environ["OMP_NUM_THREADS"] = "1"
 
 # Runtime files (worker sockets, reproducers' bodies) of the servers and suite runs these tests
 # start go to the private folder under XDG_RUNTIME_DIR (conformance.runtime_dir): here a fresh

@@ -17,8 +17,6 @@ from tests.support.suite_runner import SuiteRun, run_suite
 # would only cost time (the correct server's full runs are tests/test_suite_verdicts.py's part).
 JUDGED = "baseline.,reference.agreement,input.token-ids,errors.rejected,envelope.usage"
 FAST = ("--fuzz-examples", "20", "--requirements", JUDGED)
-# One worker runs the module (--dist loadgroup): the baseline is recorded once.
-pytestmark = pytest.mark.xdist_group("gate")
 
 
 @pytest.fixture(scope="module")

@@ -79,10 +79,6 @@ def sdist_members(path: Path) -> frozenset[str]:
     return frozenset(name.split("/", 1)[1] for name in names)
 
 
-# One worker runs the module (--dist loadgroup): the distributions are built once.
-pytestmark = pytest.mark.xdist_group("packaging")
-
-
 @pytest.fixture(scope="module")
 def distributions(tmp_path_factory: pytest.TempPathFactory) -> Distributions:
     """Built once for the module, from a copy of the working tree: sdist builds write into the

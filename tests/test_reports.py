@@ -48,11 +48,6 @@ def write_keys(folder: Path) -> tuple[Path, Path]:
     return private, public
 
 
-# The tests of the one certification run share an xdist worker (--dist loadgroup): on two,
-# each would pay for the run.
-ON_THE_CERTIFIED_RUN = pytest.mark.xdist_group("certified")
-
-
 @pytest.fixture(scope="module")
 def certified(auth_server: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[SuiteRun, Path]:
     """One full certification run with a real API key, signed: (the run, its report dir)."""
@@ -67,7 +62,6 @@ def certified(auth_server: str, tmp_path_factory: pytest.TempPathFactory) -> tup
     return run, workdir
 
 
-@ON_THE_CERTIFIED_RUN
 def test_a_certification_run_writes_every_report(certified: tuple[SuiteRun, Path]) -> None:
     run, workdir = certified
     assert run.returncode == 0, run.output
@@ -87,7 +81,6 @@ def test_a_certification_run_writes_every_report(certified: tuple[SuiteRun, Path
     assert "reports: reports/ (results.json, junit.xml" in run.output  # the header says where
 
 
-@ON_THE_CERTIFIED_RUN
 def test_the_real_report_renders_in_chromium(certified: tuple[SuiteRun, Path]) -> None:
     """The certified run's own report.html, screenshotted (kept in
     $EMBEDDING_CONFORMANCE_SCREENSHOT_DIR when set, for a human look)."""
@@ -102,7 +95,6 @@ def test_the_real_report_renders_in_chromium(certified: tuple[SuiteRun, Path]) -
         shutil.copy(png, Path(keep) / png.name)
 
 
-@ON_THE_CERTIFIED_RUN
 def test_no_api_key_in_any_output(certified: tuple[SuiteRun, Path]) -> None:
     run, workdir = certified
     assert API_KEY not in run.output
@@ -112,7 +104,6 @@ def test_no_api_key_in_any_output(certified: tuple[SuiteRun, Path]) -> None:
     assert options["api_key"] == "<redacted>"
 
 
-@ON_THE_CERTIFIED_RUN
 def test_verify_catches_an_edited_byte_and_a_wrong_key(
     certified: tuple[SuiteRun, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
