@@ -94,11 +94,15 @@ def test_the_per_token_fault_is_invalid_and_the_clean_server_valid(
         *("--concurrency", "1,2", "--requests", "6", "--out", str(tmp_path), "--quiet"),
         "--time-invalid",  # their transfer times kept apart, for a transport study
         *("--pause", "0.01"),
+        *("--settle-limit", "0.1"),  # a busy test machine: the wait runs, and ends soon
     ]
     assert bench.main(args) == 1  # an INVALID row: the run says so in its exit code
     results = json.loads((tmp_path / "bench.json").read_text())
     validate_schema(results)
     assert results["pause_s"] == 0.01
+    waited = results["settle"]
+    assert waited["requests"] == 2 * (3 * (1 + 3) + 2 * 2)  # each request and each load row
+    assert waited["max_wait_ms"] < 1000 and waited["limit_s"] == 0.1
     rows = results["rows"]
     clean = [r for r in rows if r["target"] == "builtin shm"]
     faulty = [r for r in rows if r["target"] == "builtin base64:per-token"]
@@ -119,6 +123,7 @@ def test_the_per_token_fault_is_invalid_and_the_clean_server_valid(
     assert (tmp_path / "latency.svg").read_text().lstrip().startswith("<?xml")
     printed = capsys.readouterr().out
     assert "INVALID:" in printed and "builtin shm" in printed
+    assert "for the machine's CPU use to fall below 0.5 cores" in printed
 
 
 def test_any_endpoint_under_an_open_loop_rate(clean_server: str, tmp_path: Path) -> None:
@@ -126,6 +131,7 @@ def test_any_endpoint_under_an_open_loop_rate(clean_server: str, tmp_path: Path)
         *("--endpoint", clean_server, "--batch", "2", "--tokens", "16"),
         *("--rounds", "2", "--warmup", "1", "--rate", "5", "--requests", "5"),
         *("--time-limit", "5", "--encoding-format", "float", "--out", str(tmp_path), "--quiet"),
+        *("--settle", "0"),  # no wait for a quiet machine: the tests keep it busy
     ]
     assert bench.main(args) == 0
     rows = json.loads((tmp_path / "bench.json").read_text())["rows"]
@@ -187,7 +193,7 @@ def test_answers_are_judged_by_the_reference_named(clean_server: str, tmp_path: 
     """The same name, another model: a reference endpoint serving a 256-d variant under the
     name all-MiniLM-L6-v2 makes the real model's answers INVALID; the real one, VALID."""
     base = [*("--endpoint", clean_server, "--batch", "2", "--tokens", "16", "--rounds", "2")]
-    base += ["--warmup", "0", "--quiet"]
+    base += ["--warmup", "0", "--quiet", "--settle", "0"]
     assert bench.main([*base, "--reference", clean_server, "--out", str(tmp_path / "a")]) == 0
     results = json.loads((tmp_path / "a" / "bench.json").read_text())
     validate_schema(results)

@@ -19,6 +19,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from tqdm import tqdm
 
 from conformance import __version__
 from conformance.bench import measure, plots
+from conformance.bench.settle import DEFAULT_CORES, DEFAULT_LIMIT_S, Settle, describe
 from conformance.bench.shared_options import MODEL, add_shared_options, positive_numbers
 from conformance.bench.targets import Target, endpoint, in_process
 from conformance.bench.validate import normalizes
@@ -59,14 +61,22 @@ def texts(count: int, tokens: int) -> list[str]:
     ]
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected 0 or more seconds, got {text!r}")
-    return value
+def _non_negative(unit: str) -> Callable[[str], float]:
+    """An option's type: a finite number of ``unit``, 0 or more."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {unit}, got {text!r}") from None
+        if not 0 <= value < float("inf"):
+            raise argparse.ArgumentTypeError(f"expected 0 or more {unit}, got {text!r}")
+        return value
+
+    return parse
+
+
+_seconds, _cores = _non_negative("seconds"), _non_negative("cores")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -121,6 +131,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="untimed wait before each request and each load row (default 0): lets a target "
         "that busy-polls after answering go idle before the next is timed; bare vLLM's worker "
         "polls for 1 s, so use 1.2 when benching it beside other targets on shared cores",
+    )
+    add(
+        "--settle",
+        type=_cores,
+        default=DEFAULT_CORES,
+        metavar="CORES",
+        help="before each request and load row, wait until the machine's CPU use (/proc/stat) "
+        f"is below this many cores, at most --settle-limit seconds (default {DEFAULT_CORES:g}; "
+        "0: no wait): a target still busy after answering must not slow the next one down",
+    )
+    add(
+        "--settle-limit",
+        type=_seconds,
+        default=DEFAULT_LIMIT_S,
+        metavar="SECONDS",
+        help=f"the longest settle wait (default {DEFAULT_LIMIT_S:g}); a request timed after it is "
+        "counted as timed on a busy machine",
     )
     add("--requests", type=int, default=200, help="requests per load row at most (default 200)")
     add(
@@ -234,6 +261,7 @@ def run(
         len(targets) * (args.rounds + args.warmup) + len(loads) * len(loaded) * args.requests
     )
     rows: list[measure.Row] = []
+    settle = Settle(args.settle, args.settle_limit)
     with tqdm(total=total, disable=args.quiet, unit="req", file=sys.stderr) as bar:
 
         def tick() -> None:
@@ -243,10 +271,11 @@ def run(
             judge = measure.judge_against(reference[:size], normalized)
             batch = inputs[:size]
             rows += measure.latency(
-                targets, batch, judge, args.rounds, args.warmup, tick, args.pause
+                targets, batch, judge, args.rounds, args.warmup, tick, args.pause, settle
             )
             for level, target in ((level, t) for level in loads for t in loaded):
                 time.sleep(args.pause)
+                settle()
                 bounds = (args.requests, args.time_limit, tick)
                 if args.concurrency:
                     rows.append(measure.concurrency(target, batch, judge, int(level), *bounds))
@@ -259,6 +288,7 @@ def run(
         "rounds": args.rounds,
         "warmup": args.warmup,
         "pause_s": args.pause,
+        "settle": settle.summary(),
         "reference": args.reference or f"bundled {MODEL} (sentence-transformers, run here)",
         "encoding": args.encoding_format,
         "targets": [t.name for t in targets],
@@ -302,6 +332,7 @@ def main(argv: list[str] | None = None) -> int:
         results = run(args, reference, stack)
     rows = results["rows"]
     print(table(rows))
+    print(describe(results["settle"]))
     write_text_atomically(out / "bench.json", json.dumps(results, indent=2) + "\n")
     title = f"{args.tokens}-token inputs, {args.encoding_format}, {args.rounds} rounds"
     written = plots.latency_plot([r for r in rows if r["mode"] == "latency"], out, title)

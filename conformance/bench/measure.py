@@ -100,16 +100,19 @@ def latency(
     warmup: int,
     tick: Tick,
     pause: float = 0.0,
+    settle: Callable[[], None] = lambda: None,
 ) -> list[Row]:
     """One request at a time, the targets interleaved (A B C A B C ...) so the machine's noise
-    hits them alike; warm-up rounds are validated but not timed. ``pause`` seconds pass before
-    each request, untimed: a target that keeps a core busy after answering (vLLM's worker polls
-    for 1 s) would otherwise slow down whichever target comes next."""
+    hits them alike; warm-up rounds are validated but not timed. Before each request, untimed,
+    ``pause`` seconds pass and ``settle`` waits for a quiet machine (conformance.bench.settle):
+    a target that keeps a core busy after answering (vLLM's worker polls for 1 s) would
+    otherwise slow down whichever target comes next."""
     senders = [target.sender() for target in targets]
     rows = [Row(t.name, len(batch), "latency") for t in targets]
     for index in range(warmup + rounds):
         for target, send, row in zip(targets, senders, rows, strict=True):
             time.sleep(pause)
+            settle()
             started = time.perf_counter()
             reply = send(batch)
             elapsed = time.perf_counter() - started
