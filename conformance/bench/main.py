@@ -128,9 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=_seconds,
         default=0.0,
         metavar="SECONDS",
-        help="untimed wait before each request and each load row (default 0): lets a target "
-        "that busy-polls after answering go idle before the next is timed; bare vLLM's worker "
-        "polls for 1 s, so use 1.2 when benching it beside other targets on shared cores",
+        help="a fixed untimed wait before each request and each load row (default 0), besides "
+        "--settle's wait for a quiet machine",
     )
     add(
         "--settle",
