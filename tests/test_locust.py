@@ -25,6 +25,9 @@ from tests.test_bench import validate_schema
 
 LOCUSTFILE = Path(__file__).parents[1] / "conformance" / "bench" / "locustfile.py"
 REQUESTS = 80  # the cap, shared out between the two workers
+# Enough for a wrong answer to show on a faulty server; fewer, because each wrong answer is large
+# (the per-token fault's is 80 vectors an input) and the run is bounded by the cap.
+FAULTY_REQUESTS = 24
 pytestmark = pytest.mark.slow
 # Locust runs in its own processes (importing it here would monkey-patch this one with gevent);
 # the test extra installs it: missing, it is an error, not a skip.
@@ -41,15 +44,17 @@ class LocustRun:
         return {row["batch"]: row for row in self.bench["rows"]}
 
 
-def locust_run(host: str, out: Path, late_worker: bool = False) -> LocustRun:
-    """``locust --master`` and two ``--worker`` processes, bounded by a request cap and 60 s;
-    with ``late_worker``, the second joins a running test, which then ends after 20 s."""
+def locust_run(
+    host: str, out: Path, late_worker: bool = False, requests: int = REQUESTS
+) -> LocustRun:
+    """``locust --master`` and two ``--worker`` processes, bounded by a cap of ``requests`` and
+    60 s; with ``late_worker``, the second joins a running test, which then ends after 20 s."""
     (port,) = free_ports(1)
     common = [sys.executable, "-m", "locust", "-f", str(LOCUSTFILE)]
     bounds = (
         ("--run-time", "20s")
         if late_worker
-        else ("--run-time", "60s", "--ec-requests", str(REQUESTS))
+        else ("--run-time", "60s", "--ec-requests", str(requests))
     )
     master_argv = [
         *common,
@@ -142,7 +147,7 @@ def test_a_worker_that_joins_a_running_test_gets_the_reference(
 def test_wrong_answers_under_load_fail_the_run_with_their_reason(
     fault_route: FaultRoute, tmp_path: Path, fault: str, reason: str
 ) -> None:
-    run = locust_run(fault_route(fault), tmp_path)
+    run = locust_run(fault_route(fault), tmp_path, requests=FAULTY_REQUESTS)
     assert run.returncode != 0, run.output
     invalid = [row for row in run.rows().values() if row["status"] == "INVALID"]
     assert invalid, run.rows()

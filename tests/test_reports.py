@@ -22,6 +22,7 @@ from conformance.cli import main
 from conformance.reporting.document import schema
 from tests.conftest import API_KEY, FaultRoute
 from tests.reporting.test_report_browser import PNG_SIGNATURE, run_chromium
+from tests.support.once import once
 from tests.support.suite_runner import SuiteRun, run_suite
 from tests.test_suite_verdicts import IN_PLAY
 
@@ -49,17 +50,24 @@ def write_keys(folder: Path) -> tuple[Path, Path]:
 
 
 @pytest.fixture(scope="module")
-def certified(auth_server: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[SuiteRun, Path]:
-    """One full certification run with a real API key, signed: (the run, its report dir)."""
-    workdir = tmp_path_factory.mktemp("certify")
-    private, _ = write_keys(workdir)
-    run = run_suite(
-        workdir,
-        *("--endpoint", auth_server, "--certify", "--report-dir", "reports"),
-        *("--sign-key", str(private)),
-        env={"EMBEDDINGS_API_KEY": API_KEY},
-    )
-    return run, workdir
+def certified(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[SuiteRun, Path]:
+    """One full certification run with a real API key, signed: (the run, its report dir).
+    Made once for the whole test run: the tests that read it may run on either xdist worker."""
+
+    def certify(workdir: Path) -> None:
+        private, _ = write_keys(workdir)
+        run = run_suite(
+            workdir,
+            *("--endpoint", request.getfixturevalue("auth_server"), "--certify"),
+            *("--report-dir", "reports", "--sign-key", str(private)),
+            env={"EMBEDDINGS_API_KEY": API_KEY},
+        )
+        run.save(workdir / "run.json")
+
+    workdir = once(tmp_path_factory, "certify", certify)
+    return SuiteRun.load(workdir / "run.json"), workdir
 
 
 def test_a_certification_run_writes_every_report(certified: tuple[SuiteRun, Path]) -> None:
