@@ -94,10 +94,13 @@ def test_recording_from_bare_vllm_reproduces_the_bundled_golden(
     assert np.abs(fresh.vectors - bundled.vectors).max() <= FP32_ATOL
 
 
-# The bundled model, and the variant that differs most (CLS, a Dense layer, no normalization):
-# vLLM's pooler is built from each folder's own config alike; the other two variants passed
-# the same way by hand (52/52 each on vLLM 0.32.0), and are left out to keep CI short.
-@pytest.mark.parametrize("model", [GOLDEN, "minilm-cls-dense-256"])
+# A vLLM start costs ~40 s: CI runs bare vLLM on the variant that differs most (CLS, a Dense
+# layer, no normalization) and the reference server's vLLM engine on the bundled model; the
+# rest (vLLM builds each pooler from its folder's config alike) when asked: -m every_variant.
+ON_REQUEST = pytest.mark.every_variant
+
+
+@pytest.mark.parametrize("model", [GOLDEN, pytest.param("minilm-cls-dense-256", marks=ON_REQUEST)])
 def test_suite_passes_the_reference_server_on_the_vllm_engine(tmp_path: Path, model: str) -> None:
     with reference_server("--engine", "vllm", "--model", model) as url:
         run = run_suite(tmp_path, "--endpoint", url)
@@ -123,7 +126,13 @@ VARIANT_EXPECTATIONS = {
 }
 
 
-@pytest.mark.parametrize("variant", sorted(VARIANT_EXPECTATIONS))
+@pytest.mark.parametrize(
+    "variant",
+    [
+        variant if variant == "minilm-cls-dense-256" else pytest.param(variant, marks=ON_REQUEST)
+        for variant in sorted(VARIANT_EXPECTATIONS)
+    ],
+)
 def test_suite_passes_bare_vllm_on_each_variant(tmp_path: Path, variant: str) -> None:
     """Bare vLLM serving a derived variant, judged against its sentence-transformers golden
     (the default for its name; every requirement) and its bare-vLLM golden (the requirements
