@@ -7,7 +7,14 @@ import itertools
 import os
 from pathlib import Path
 
-from conformance.bench.settle import Settle, busy_cores, cpu_ticks, describe
+from conformance.bench.settle import (
+    Settle,
+    busy_cores,
+    cpu_ticks,
+    describe,
+    steal_share,
+    steal_ticks,
+)
 
 STAT = "cpu  100 5 50 1000 20 3 2 40 0 0\ncpu0 50 2 25 500 10 1 1 20 0 0\nintr 1 2 3\n"
 
@@ -17,6 +24,18 @@ def test_ticks_count_work_as_busy_and_leave_steal_out(tmp_path: Path) -> None:
     stat.write_text(STAT)
     assert cpu_ticks(stat) == (100 + 5 + 50 + 3 + 2, 100 + 5 + 50 + 3 + 2 + 1000 + 20)
     assert cpu_ticks(tmp_path / "absent") is None
+
+
+def test_steal_is_the_hypervisors_share_of_all_the_time(tmp_path: Path) -> None:
+    stat = tmp_path / "stat"
+    stat.write_text(STAT)
+    before = steal_ticks(stat)
+    assert before == (40, 100 + 5 + 50 + 1000 + 20 + 3 + 2 + 40)
+    stat.write_text("cpu  130 5 50 1040 20 3 2 70 0 0\n")  # 100 ticks later, 30 of them stolen
+    assert steal_share(before, steal_ticks(stat)) == 0.3
+    assert steal_ticks(tmp_path / "absent") is None and steal_share(None, before) is None
+    summary = {**Settle(sample=lambda: 0.0).summary(), "steal_share": 0.3}
+    assert "the hypervisor took 30.0% of this machine's CPU time" in describe(summary)
 
 
 def test_this_machine_reads_as_a_number_of_cores() -> None:
