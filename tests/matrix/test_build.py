@@ -151,6 +151,14 @@ def test_a_build_lists_peers_that_did_not_come_up(tmp_path: Path) -> None:
     assert not [p for p in out.parent.iterdir() if p.name.startswith(".published-")]
 
 
+# The build as a terminal runs it, Ctrl-C raising KeyboardInterrupt: whatever this test run's
+# own start left SIGINT as (a shell's `cmd &` starts it ignored, and children inherit that).
+AS_IN_A_TERMINAL = (
+    "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "from conformance.cli import main; sys.exit(main(sys.argv[1:]))"
+)
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_an_interrupted_build_stops_its_peer_and_publishes_nothing(
     tmp_path: Path, signum: signal.Signals
@@ -173,7 +181,7 @@ ready = "http://127.0.0.1:{{port}}/health"
 """
     )
     out, cache = tmp_path / "published", tmp_path / "cache"
-    command = [sys.executable, "-m", "conformance.cli", "matrix", "build"]
+    command = [sys.executable, "-c", AS_IN_A_TERMINAL, "matrix", "build"]
     command += ["--peers", str(peers_file), "--cache", str(cache), "--out", str(out)]
     build_process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     pids = cache / "slow" / "work" / "pids"
