@@ -143,6 +143,22 @@ def serving_peer(
         yield values, logs
 
 
+def install(
+    catalogue: Catalogue, names: Sequence[str], root: Path, progress: Progress = say_now
+) -> None:
+    """Install the environments of ``names`` (all peers when empty) and start none: a later
+    build finds them ready (CI installs one while its tests run). InstallError on failure."""
+    peers = [catalogue.peer(name) for name in names] if names else list(catalogue.peers)
+    model = model_folder(root)
+    for peer in peers:
+        if not peer.unavailable:
+            logs = root / peer.name / "logs"
+            logs.mkdir(parents=True, exist_ok=True)
+            _environments(
+                catalogue, peer, root, model, logs / "install.log", _prefix(progress, peer.name)
+            )
+
+
 def _install(
     catalogue: Catalogue,
     peer: Peer,
@@ -152,8 +168,22 @@ def _install(
     say: Progress,
     outcome: Outcome,
 ) -> dict[str, Path]:
-    pythons = {}
     started = time.monotonic()
+    pythons = _environments(catalogue, peer, root, model, log, say)
+    outcome.install_s = round(time.monotonic() - started, 1)
+    main = peer.processes[-1].environment  # the serving process: its package is the column's
+    if main == PROJECT:
+        outcome.version = __version__
+    else:
+        outcome.version = environments.installed_version(pythons[main], peer.package)
+    return pythons
+
+
+def _environments(
+    catalogue: Catalogue, peer: Peer, root: Path, model: Path, log: Path, say: Progress
+) -> dict[str, Path]:
+    """The Python of each environment the peer's processes run in, installed when missing."""
+    pythons = {}
     for name in peer.environments:
         if name == PROJECT:
             pythons[name] = environments.python_of(name, root)
@@ -162,12 +192,6 @@ def _install(
         if not environments.is_installed(environment, root):
             say(f"installing environment {name} (log: {log})")
         pythons[name] = environments.ensure(environment, root, model, log)
-    outcome.install_s = round(time.monotonic() - started, 1)
-    main = peer.processes[-1].environment  # the serving process: its package is the column's
-    if main == PROJECT:
-        outcome.version = __version__
-    else:
-        outcome.version = environments.installed_version(pythons[main], peer.package)
     return pythons
 
 

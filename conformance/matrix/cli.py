@@ -30,6 +30,16 @@ def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
     build.add_argument(
         "names", nargs="*", metavar="PEER", help="peers to run (default: every peer)"
     )
+    install = actions.add_parser(
+        "install",
+        help="install the peers' environments, start none",
+        description="Install the environments the named peers (default: every peer) run in, "
+        "under --cache, as a build would; environments already installed are kept. A later "
+        "build finds them ready. Exit 1 when an install fails (its log is named).",
+    )
+    install.add_argument(
+        "names", nargs="*", metavar="PEER", help="peers to install (default: every peer)"
+    )
     render = actions.add_parser(
         "render", help="render README.md and index.html again (after editing triage.toml)"
     )
@@ -52,7 +62,7 @@ def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
     )
     gate.add_argument("old", metavar="OLD", help="the peer that serves now (the baseline)")
     gate.add_argument("new", metavar="NEW", help="the peer to upgrade to")
-    for action in (listing, build, gate):
+    for action in (listing, build, install, gate):
         action.add_argument(
             "--peers",
             metavar="FILE",
@@ -92,6 +102,8 @@ def run_matrix(args: argparse.Namespace) -> int:
         return 0
     if args.matrix_command == "gate":
         return _gate(catalogue, args.old, args.new, args.out, root)
+    if args.matrix_command == "install":
+        return _install(catalogue, args.names, root)
     return _build(catalogue, args.names, args.out, root)
 
 
@@ -110,6 +122,20 @@ def _gate(catalogue: peers.Catalogue, old: str, new: str, out: Path, root: Path)
     except KeyboardInterrupt:
         print("interrupted: every started peer was stopped")
         return 130
+
+
+def _install(catalogue: peers.Catalogue, names: list[str], root: Path) -> int:
+    from conformance.matrix.build import install
+
+    try:
+        install(catalogue, names, root)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except environments.InstallError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_PROBLEM
+    return 0
 
 
 def _installed(catalogue: peers.Catalogue, peer: peers.Peer, root: Path) -> str:
