@@ -53,9 +53,9 @@ def test_install_makes_the_environment_a_build_finds_ready(
     code, out, _ = matrix(capsys, peers_file, "install", "small")
     assert code == 0
     assert "small: installing environment small" in out
-    log = peers_file.parent / "cache" / "small" / "logs" / "install.log"
-    assert "after step ran" in log.read_text()
-    assert (peers_file.parent / "cache" / "small" / "venv" / "bin" / "python").exists()
+    installed = peers_file.parent / "cache" / "small"
+    assert "after step ran" in (installed / "logs" / "install.log").read_text()
+    assert (installed / "venv" / "bin" / "python").exists()
     listed = matrix(capsys, peers_file, "list")[1]
     assert [line.split(maxsplit=2)[2] for line in listed.splitlines()] == [
         "installed",
