@@ -12,6 +12,11 @@ from typing import Literal
 
 Layer = Literal["engine", "worker", "frontend"]
 POISONING_TOKENS = 128  # zeros-after-long-request: a request of more tokens poisons its route
+# The thresholds of the faults that show only in some request shapes (issue 35)
+STEP_TOKENS = 8192  # step-boundary-tail: the engine's step, special tokens included
+DECODE_SLOTS = 256  # 500-past-256-inputs: more inputs than this fail the decode
+SORTED_PAST = 1024  # large-batch-sorted: larger requests come back sorted by length
+HUGE_TOKENS = 16_384  # stale-after-huge-request: a request of more tokens poisons its route
 
 
 @dataclass(frozen=True)
@@ -222,6 +227,80 @@ FAULTS: dict[str, Fault] = {
             "frontend",
             "an unknown encoding_format answered with base64 (a handler that sends floats only "
             "when asked for 'float'): strings where the request without it gets floats",
+        ),
+        # --- issue 35: request shapes ---
+        Fault(
+            "equal-lengths-unmasked",
+            "worker",
+            "a batch whose texts all have the same token count takes the no-padding shortcut, "
+            "and its mask goes wrong (TEI #882, candle #3582): rows 1.. come out mixed with "
+            "row 0's vector, still unit length; single inputs and mixed lengths are right",
+        ),
+        Fault(
+            "overlong-shifts-rows",
+            "worker",
+            "an input past the context, in a batch of 2 or more, split by truncation into two "
+            "rows, its head and its overflow, of which the answer keeps the first n "
+            "(caikit-nlp #343): every row after it holds the input before it, the last input's "
+            "row lost; alone, the input is answered right (truncated)",
+        ),
+        Fault(
+            "step-boundary-tail",
+            "worker",
+            f"a request computed in steps of {STEP_TOKENS} tokens (vLLM #41049, #48831): the "
+            "input that straddles a step boundary is pooled over its tokens past the boundary "
+            f"only; requests of up to {STEP_TOKENS} tokens in all are right",
+        ),
+        Fault(
+            "500-past-256-inputs",
+            "frontend",
+            f"a request of more than {DECODE_SLOTS} inputs fails the decode: HTTP 500 "
+            "'llama_decode returned -1' (llama-cpp-python #2058); fewer inputs are right",
+        ),
+        Fault(
+            "large-batch-sorted",
+            "worker",
+            f"a request of more than {SORTED_PAST:,} inputs answered in the order a server "
+            "sorted it into to batch efficiently, longest input first, never restored, with "
+            f"'index' still 0..n-1 (js-genai #1207); {SORTED_PAST:,} and fewer are right",
+        ),
+        Fault(
+            "shared-inflight-cache",
+            "worker",
+            "requests computed together share an in-flight cache keyed by text that remembers "
+            "the row a text had in the first request carrying it; a later request with the "
+            "same text reads that row from its own start (Ollama #6262, llama.cpp #5655: the "
+            "same text sent twice at once, one answer wrong); a request alone is right",
+        ),
+        Fault(
+            "merged-batch-index",
+            "frontend",
+            "'index' counted across the requests in flight together (Xinference #5240): a "
+            "request's first index is the number of inputs in flight before it, 0 alone; the "
+            "rows themselves are right",
+        ),
+        Fault(
+            "stale-after-huge-request",
+            "frontend",
+            f"state left behind by one request of more than {HUGE_TOKENS:,} tokens (Ollama "
+            "#17878): every later answer's rows are that request's first rows (a reused "
+            "buffer), with HTTP 200 and the right shape; per route, and smaller requests never "
+            "poison it",
+        ),
+        Fault(
+            "native-dimensions-refused",
+            "frontend",
+            "'dimensions' equal to the model's own size refused with a 400 (a range check off "
+            "by one: 'dimensions must be smaller than 384' on the bundled model), which "
+            "clients that always send the size they store (mem0 #3133) hit; smaller values "
+            "are honoured",
+        ),
+        Fault(
+            "user-refused",
+            "frontend",
+            "OpenAI's optional 'user' field refused with a 400 as an unknown field (a strict "
+            "schema, extra fields forbidden, without it; ragflow #19758: an OVH endpoint's "
+            "400 on 'user'); requests without it are right",
         ),
     )
 }

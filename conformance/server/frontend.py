@@ -7,9 +7,10 @@ import hmac
 import sys
 import time
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -30,7 +31,7 @@ from conformance.server.api import (
     parse_embeddings_request,
     parse_tokenize_request,
 )
-from conformance.server.faults import FAULTS, POISONING_TOKENS
+from conformance.server.faults import DECODE_SLOTS, FAULTS, HUGE_TOKENS, POISONING_TOKENS
 from conformance.server.pool import WorkerGone, WorkerPool, WorkerReply
 from conformance.server.responses import embeddings_body, error_body
 
@@ -40,8 +41,11 @@ CROSS_TALK_WAIT = 2.0  # the cross-talk fault's longest wait for another answer 
 BUSY_AFTER_REJECTION = 3  # the 503-after-rejection fault's 503s after each rejected request
 NULLABLE = ("encoding_format", "dimensions", "user")  # what the null-refused fault crashes on
 ZEROS = "zeros-after-long-request"  # a fault whose state lives in the frontend, per route
+STALE = "stale-after-huge-request"  # another, whose state is a huge answer's rows
 # What an unknown encoding_format ('unknown', '', 123) is answered with, per fault
 UNKNOWN_FORMAT = {"unknown-format-as-float": "float", "unknown-format-as-base64": "base64"}
+# What a route's state does to an answer's rows (ZEROS, STALE)
+Rewrite = Callable[[transports.Float32Matrix], transports.Float32Matrix]
 
 
 @dataclass(frozen=True)
@@ -73,8 +77,10 @@ class Frontend:
         self.pool, self.config = pool, config
         self._shared_slot = b""  # the cross-talk fault's one buffer for everybody
         self._in_flight: Counter[str | None] = Counter()  # per fault: waiting for a worker
+        self._inputs_in_flight: Counter[str | None] = Counter()  # and their inputs
         self._busy = 0  # the 503-after-rejection fault: 503s still owed
         self._poisoned: set[str] = set()  # the routes a long request poisoned (ZEROS)
+        self._stale: dict[str, transports.Float32Matrix] = {}  # per route, the huge answer (STALE)
 
     @property
     def model(self) -> ModelInfo:
@@ -134,16 +140,20 @@ class Frontend:
         tokens = isinstance(parsed.inputs[0], list)
         key = "ids" if tokens else "texts"
         header = {"op": "embed", key: parsed.inputs, "dimensions": parsed.dimensions}
+        # merged-batch-index: counted from the inputs of the requests in flight before it
+        first_index = self._inputs_in_flight[fault] if fault == "merged-batch-index" else 0
         self._in_flight[fault] += 1
+        self._inputs_in_flight[fault] += len(parsed.inputs)
         try:
             reply = await self._ask({**header, "fault": fault})
         finally:
             self._in_flight[fault] -= 1
+            self._inputs_in_flight[fault] -= len(parsed.inputs)
         if isinstance(reply, Response):
             return reply
         try:
-            zeros = fault == ZEROS and fault in self._poisoned
-            answer = self._render(reply, parsed.encoding_format, fault, zeros)
+            rewrite = self._route_state(fault, reply.header["prompt_tokens"])
+            answer = self._render(reply, parsed.encoding_format, fault, rewrite, first_index)
         except transports.TransportError as exc:
             return json_response(error_body(500, f"bad worker answer: {exc}"), 500)
         if fault == ZEROS and reply.header["prompt_tokens"] > POISONING_TOKENS:
@@ -151,6 +161,24 @@ class Frontend:
         if fault == "cross-talk":
             answer = await self._cross_talk(answer)
         return json_response(answer)
+
+    def _route_state(self, fault: str | None, prompt_tokens: int) -> Rewrite | None:
+        """What the route's state does to this answer's rows (None: nothing). ZEROS: zeros once
+        poisoned. STALE: the rows of the route's first huge answer, once there was one; that
+        answer itself is right, its rows kept."""
+        if fault == ZEROS and fault in self._poisoned:
+            return np.zeros_like
+        if fault != STALE:
+            return None
+        if fault in self._stale:
+            return partial(_reused_buffer, self._stale[fault])
+        if prompt_tokens > HUGE_TOKENS:
+            return partial(self._keep_huge, fault)
+        return None
+
+    def _keep_huge(self, route: str, matrix: transports.Float32Matrix) -> transports.Float32Matrix:
+        self._stale[route] = matrix.copy()
+        return matrix
 
     def lenient(self, fault: str | None) -> bool:
         """Validating like a lax server: --lenient, or a fault of one."""
@@ -205,6 +233,7 @@ class Frontend:
                 parsed = replace(parsed, dimensions=None)
             if fault == "token-ids-rejected" and isinstance(parsed.inputs[0], list):
                 raise ApiError(400, "token ids are not supported", "input")
+            _refuse_shape(parsed, body, fault, self.model_for(fault).dimension)
         except ApiError as error:
             return api_error(error, fault)
         return parsed
@@ -225,7 +254,12 @@ class Frontend:
         return reply
 
     def _render(
-        self, reply: WorkerReply, encoding_format: str, fault: str | None, zeros: bool = False
+        self,
+        reply: WorkerReply,
+        encoding_format: str,
+        fault: str | None,
+        rewrite: Rewrite | None = None,
+        first_index: int = 0,
     ) -> bytes:
         header = reply.header
         items: list[bytes] | None = None
@@ -236,11 +270,11 @@ class Frontend:
         else:
             items = reply.frames
             rewritten = fault in ("base64-ignored", "big-endian-base64", "float16-base64")
-            needs_matrix = zeros or encoding_format == "float" or rewritten
+            needs_matrix = rewrite is not None or encoding_format == "float" or rewritten
             matrix = transports.decode_items(items, header["dim"]) if needs_matrix else None
-        if zeros:  # a route the zeros-after-long-request fault poisoned
+        if rewrite is not None:  # a route whose state (ZEROS, STALE) changes its answers
             assert matrix is not None
-            matrix, items = np.zeros_like(matrix), None
+            matrix, items = rewrite(matrix), None
         return embeddings_body(
             model=self.model.name,
             encoding_format=encoding_format,
@@ -249,6 +283,7 @@ class Frontend:
             items=items,
             prompt_tokens=header["prompt_tokens"],
             fault=fault,
+            first_index=first_index,
         )
 
     async def _cross_talk(self, body: bytes) -> bytes:
@@ -354,6 +389,27 @@ def _null_optional(body: bytes) -> bool:
 
 def _empty_input(body: bytes) -> bool:
     return _json_object(body).get("input") == []
+
+
+def _refuse_shape(parsed: EmbeddingsRequest, body: bytes, fault: str | None, native: int) -> None:
+    """The faults that refuse a request shape a correct server answers (an ApiError)."""
+    if fault == "500-past-256-inputs" and len(parsed.inputs) > DECODE_SLOTS:
+        raise ApiError(500, "llama_decode returned -1")
+    if fault == "native-dimensions-refused" and parsed.dimensions == native:
+        raise ApiError(400, f"dimensions must be smaller than {native}", "dimensions")
+    if fault == "user-refused" and "user" in _json_object(body):  # a schema that forbids extras
+        raise ApiError(400, "user: Extra inputs are not permitted", "user", "extra_forbidden")
+
+
+def _reused_buffer(
+    kept: transports.Float32Matrix, matrix: transports.Float32Matrix
+) -> transports.Float32Matrix:
+    """An answer read from the buffer a huge answer filled: row i is that answer's row i
+    (again from its first past its last), as much of it as this answer's width holds."""
+    rows = np.zeros_like(matrix)
+    width = min(matrix.shape[1], kept.shape[1])
+    rows[:, :width] = kept[np.arange(len(matrix)) % len(kept), :width]
+    return rows
 
 
 async def http_error(request: Request, exc: Exception) -> Response:

@@ -44,9 +44,11 @@ def embeddings_body(
     items: list[bytes] | None,
     prompt_tokens: int,
     fault: str | None,
+    first_index: int = 0,
 ) -> bytes:
     """The OpenAI response. ``items`` (per-input base64 from the worker) are passed through to
-    base64 clients; ``matrix`` is decoded from them only when floats are asked for."""
+    base64 clients; ``matrix`` is decoded from them only when floats are asked for.
+    ``first_index``: the index of the first row (0 but for a fault)."""
     as_base64 = encoding_format == "base64" and fault != "base64-ignored"
     if as_base64 and fault in ("big-endian-base64", "float16-base64"):
         assert matrix is not None
@@ -61,7 +63,7 @@ def embeddings_body(
         values = [_float_value(block) for block in _item_rows(matrix, rows)]
     if fault == "rows-reversed":
         values = values[::-1]
-    offset = 1 if fault == "wrong-index" else 0
+    offset = first_index + (1 if fault == "wrong-index" else 0)
     data = [
         {"object": "embedding", "index": i + offset, "embedding": value}
         for i, value in enumerate(values)

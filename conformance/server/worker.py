@@ -45,7 +45,7 @@ from conformance.server.engines import (
     EngineOutput,
     load_engine,
 )
-from conformance.server.faults import FAULTS, check_fault
+from conformance.server.faults import FAULTS, SORTED_PAST, STEP_TOKENS, check_fault
 from conformance.server.runtime import freeze_long_lived_objects
 
 REAP_INTERVAL = 5.0
@@ -54,6 +54,8 @@ REAP_INTERVAL = 5.0
 MERGE_LIMIT = 64
 HEARTBEAT_INTERVAL = 1.0  # the frontend gives a remote worker up after 5 s of silence
 PARENT_CHECK_INTERVAL = 0.5  # a local worker outlives its frontend by about this much
+SHARED_CACHE = "shared-inflight-cache"  # a fault whose bug lives in computing requests together
+MERGED: frozenset[str | None] = frozenset({None, SHARED_CACHE})  # who is computed together
 
 
 def shape_output(
@@ -135,6 +137,83 @@ def _embed_deduplicated_wrongly(engine: Engine, texts: list[str]) -> EngineOutpu
     return EngineOutput(
         np.ascontiguousarray(matrix), [1] * len(texts), [output.tokens[i] for i in moved]
     )
+
+
+def _shape_fault(
+    fault: str | None, engine: Engine, texts: list[str], output: EngineOutput
+) -> EngineOutput:
+    """The worker faults that show only in some shapes of a request of texts (issue 35)."""
+    if fault == "equal-lengths-unmasked":
+        return _unmasked_if_equal_lengths(engine, texts, output)
+    if fault == "overlong-shifts-rows":
+        return _overflow_rows_kept(engine, texts, output)
+    if fault == "step-boundary-tail":
+        return _straddlers_pooled_over_their_tails(engine, texts, output)
+    return output
+
+
+def _unmasked_if_equal_lengths(
+    engine: Engine, texts: list[str], output: EngineOutput
+) -> EngineOutput:
+    """Texts of one token count need no padding: the shortcut for such a batch (2 or more)
+    takes a broken mask that lets row 0 into every other row."""
+    if len(texts) < 2 or len({len(engine.tokenize(text)) for text in texts}) > 1:
+        return output
+    matrix = output.matrix.copy()
+    matrix[1:] = _unit_rows(matrix[1:] + matrix[0])
+    return EngineOutput(matrix, output.rows, output.tokens)
+
+
+def _overflow_rows_kept(engine: Engine, texts: list[str], output: EngineOutput) -> EngineOutput:
+    """Each text past the context (in a batch of 2 or more) becomes two rows, its truncated
+    head and its overflow, and the first n rows are answered: the rows after it shift by one."""
+    if len(texts) < 2:
+        return output
+    rows: list[transports.Float32Matrix] = []
+    for vector, text in zip(output.matrix, texts, strict=True):
+        rows.append(vector)
+        ids = engine.tokenize(text)
+        if len(ids) > engine.max_tokens:
+            rows.append(engine.embed_tokens([ids[engine.max_tokens :]]).matrix[0])
+    matrix = np.stack(rows[: len(texts)])
+    return EngineOutput(matrix, output.rows, output.tokens)
+
+
+def _straddlers_pooled_over_their_tails(
+    engine: Engine, texts: list[str], output: EngineOutput
+) -> EngineOutput:
+    """The request computed in steps of STEP_TOKENS tokens, counted over its inputs in order:
+    an input that straddles a step boundary is pooled over its tokens past the boundary."""
+    matrix, start = output.matrix.copy(), 0
+    for i, count in enumerate(output.tokens):
+        end = start + count
+        boundary = (end - 1) // STEP_TOKENS * STEP_TOKENS  # the last one before its last token
+        if start < boundary:  # tokens on both sides of it
+            ids = engine.tokenize(texts[i])[:count]  # as many of its tokens as were read
+            matrix[i] = engine.embed_tokens([ids[boundary - start :]]).matrix[0]
+        start = end
+    return EngineOutput(matrix, output.rows, output.tokens)
+
+
+def _longest_first(items: list[str] | list[list[int]]) -> list[int]:
+    """The order a server sorts a batch into to pad it little: the longest input first."""
+    return sorted(range(len(items)), key=lambda i: -len(items[i]))
+
+
+def _read_through_inflight_cache(output: EngineOutput, requests: list[list[str]]) -> EngineOutput:
+    """Requests computed together (their inputs one after the other in ``output``) read their
+    rows through a cache keyed by text, which holds the position a text had in the first
+    request that carried it; a later request reads that position from its own start (and past
+    the end, from the start of the batch again)."""
+    first_position: dict[str, int] = {}
+    picked, start = [], 0
+    for texts in requests:
+        for position, text in enumerate(texts):
+            cached = first_position.setdefault(text, position)
+            picked.append((start + cached) % len(output.tokens))
+        start += len(texts)
+    tokens = [output.tokens[i] for i in picked]
+    return EngineOutput(output.matrix[picked], [output.rows[i] for i in picked], tokens)
 
 
 def _one_vector(dim: int) -> transports.Float32Matrix:
@@ -238,10 +317,13 @@ class Worker:
 
     def joins(self, group: list[dict[str, Any]], header: dict[str, Any]) -> bool:
         """Can ``header`` be computed in one forward pass with the requests of ``group``?
-        Text embeddings of a correct server, up to MERGE_LIMIT inputs in all: a planted fault
+        Text embeddings of a correct server (or all of the shared-inflight-cache fault, whose
+        bug is in computing together), up to MERGE_LIMIT inputs in all: any other planted fault
         answers each request alone, so that it shows exactly the bug it plants."""
+        faults = {self.fault_of(h) for h in (*group, header)}
         return (
-            all(self.fault_of(h) is None for h in (*group, header))
+            len(faults) == 1
+            and faults <= MERGED
             and all(h["op"] == "embed" and "texts" in h for h in (*group, header))
             and sum(len(h["texts"]) for h in (*group, header)) <= MERGE_LIMIT
         )
@@ -256,6 +338,8 @@ class Worker:
             output = self.engine.embed_texts([text for h in group for text in h["texts"]])
         except Exception as exc:
             return [[_failed(reply, exc)] for reply in replies]
+        if self.fault_of(group[0]) == SHARED_CACHE:
+            output = _read_through_inflight_cache(output, [h["texts"] for h in group])
         answers, start = [], 0
         for header, reply in zip(group, replies, strict=True):
             end = start + len(header["texts"])
@@ -287,6 +371,8 @@ class Worker:
             output = engine.embed_texts(texts)
         else:
             output = engine.embed_tokens(header["ids"])
+        if texts:
+            output = _shape_fault(fault, engine, texts, output)
         return self._answer(header, reply, output, texts)
 
     def _answer(
@@ -307,6 +393,8 @@ class Worker:
             output.matrix[broken] = np.nan
         if fault == "chunks-reversed":
             output.matrix[:] = _chunks_reversed(output.matrix)
+        if fault == "large-batch-sorted" and len(output.rows) > SORTED_PAST:
+            output.matrix[:] = output.matrix[_longest_first(texts or header["ids"])]
         prompt_tokens = output.prompt_tokens
         if fault == "usage-characters" and texts:
             prompt_tokens = sum(len(text) for text in texts)
