@@ -1,11 +1,12 @@
 """The state canary of ``state.unchanged``: one fixed request of a few corpus sentences, asked
-at the run's start, right after its largest request and at its end; every answer must carry the
-vectors of the first (``checks.state.unchanged``).
+at the run's start, right after each of its heaviest requests and at its end; every answer must
+carry the vectors of the first (``checks.state.unchanged``).
 
 The controller's session asks it at the start, right after the preflight and before any test,
-and hands the answer to xdist's workers with the settings; the suite's ``test_state.py`` asks it
-right after the largest request; the controller asks it again at the end of the run, once every
-test of every worker has finished, and records that verdict in the tally as a test's would be.
+and hands the answer to xdist's workers with the settings; the suite asks it right after each
+of the heaviest requests (``suite/shape_fixtures.py``); the controller asks it again at the end
+of the run, once every test of every worker has finished, and records that verdict in the tally
+as a test's would be.
 """
 
 from __future__ import annotations

@@ -23,7 +23,13 @@ from typing import Any
 
 import pytest
 
-from conformance.tolerances import FUZZ_EXAMPLES, MAX_RESPONSE_MB, PRECISIONS
+from conformance.tolerances import (
+    FUZZ_EXAMPLES,
+    MAX_RESPONSE_MB,
+    PRECISIONS,
+    SHAPE_EXAMPLES,
+    SHAPE_SEED,
+)
 
 PROFILES = ("core", "full")
 API_KEY_ENV = ("EMBEDDINGS_API_KEY", "OPENAI_API_KEY")  # the suite's and the openai client's
@@ -63,6 +69,7 @@ def _bounded(convert: Callable[[str], Any], lowest: float, words: str) -> Callab
 _positive_float = _bounded(float, 0, "> 0")
 _non_negative_float = _bounded(float, 0, ">= 0")
 _positive_int = _bounded(int, 1, "a positive integer")
+_non_negative_int = _bounded(int, 0, "an integer >= 0")
 
 
 def _requirement_patterns(text: str) -> tuple[str, ...]:
@@ -259,6 +266,28 @@ OPTIONS: tuple[OptionSpec, ...] = (
         metavar="N",
         help="Request bodies the property-based fuzzer generates (default "
         f"{FUZZ_EXAMPLES}; fixed seed).",
+    ),
+    OptionSpec(
+        "shape_examples",
+        "--shape-examples",
+        ("EMBEDDINGS_SHAPE_EXAMPLES",),
+        parse=_non_negative_int,
+        default=SHAPE_EXAMPLES,
+        metavar="N",
+        help="Request shapes (and bursts of concurrent requests) generated beyond the fixed ones, "
+        f"each judged row by row against its inputs sent alone (default {SHAPE_EXAMPLES}; 0: "
+        "the fixed shapes only). Size a run against a paid or rate-limited endpoint with it: "
+        "the run's requests and tokens are printed at its end.",
+    ),
+    OptionSpec(
+        "shape_seed",
+        "--shape-seed",
+        ("EMBEDDINGS_SHAPE_SEED",),
+        parse=_non_negative_int,
+        default=SHAPE_SEED,
+        metavar="N",
+        help=f"Seed of the generated request shapes (default {SHAPE_SEED}): a failing shape is "
+        "reported with the seed that drew it, and the same seed draws it again.",
     ),
     OptionSpec(
         "results_json",

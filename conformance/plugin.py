@@ -51,6 +51,7 @@ def pytest_configure(config: pytest.Config) -> None:
         # No paths named: run the packaged suite, not the project's own tests.
         config.args = [str(SUITE_DIR)]
     config.pluginmanager.import_plugin("conformance.suite.pytest_fixtures")
+    config.pluginmanager.import_plugin("conformance.suite.shape_fixtures")
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -160,6 +160,18 @@ CATALOGUE: tuple[Requirement, ...] = (
         "encoding_format read as base64; a null dimensions read as 0.",
         check="conformance.checks.input.null_optional_fields",
     ),
+    # --- issue 35: edges of valid parameters ---
+    Requirement(
+        "input.user-field",
+        "MUST",
+        "core",
+        "OpenAI's documented optional 'user' field (a string naming the end user) is accepted "
+        "and changes nothing: a client that sets it, as OpenAI asks for abuse monitoring, gets "
+        "the vectors of the request without it.",
+        "a strict schema that forbids fields it does not use: HTTP 400 'extra inputs are not "
+        "permitted' for 'user'.",
+        check="conformance.checks.input.user_field",
+    ),
     Requirement(
         "dimension.consistent",
         "MUST",
@@ -267,6 +279,17 @@ CATALOGUE: tuple[Requirement, ...] = (
         "Invalid 'dimensions' (0, -1, a fraction, larger than native) get a 4xx.",
         "the parameter ignored, taken modulo the size, or crashing the server.",
         check="conformance.checks.dimensions.invalid_rejected",
+    ),
+    Requirement(
+        "dimensions.native",
+        "MUST",
+        "full",
+        "Optional: a server that honours smaller 'dimensions' honours the model's own dimension "
+        "too, with the full vectors: a client configured with the dimension it stores asks for "
+        "it on every request.",
+        "a bound checked as 'dimensions < native' instead of '<=': HTTP 400 for the model's own "
+        "dimension.",
+        check="conformance.checks.dimensions.native",
     ),
     Requirement(
         "errors.rejected",
@@ -396,6 +419,43 @@ CATALOGUE: tuple[Requirement, ...] = (
         "inputs deduplicated and the vectors mapped back to the wrong rows.",
         check="conformance.checks.batch.duplicates",
     ),
+    # --- issue 35: request shapes real clients send ---
+    Requirement(
+        "batch.request-shapes",
+        "MUST",
+        "full",
+        "Row i of any request is input i's vector (the server's own answer to it sent alone) "
+        "with index i, whatever else the request holds: inputs of equal token length, inputs "
+        "past the context at the first, a middle or the last position, duplicates, mixed "
+        "lengths, tens of thousands of tokens (generated, seeded; a request holding an input "
+        "the server refuses alone may be refused).",
+        "a mask shortcut for batches of equal lengths (TEI #882, candle #3582); an over-long "
+        "input split into two rows, shifting every later row (caikit-nlp #343); the input that "
+        "straddles an engine step pooled over its tail (vLLM #41049, #48831).",
+        check="conformance.checks.batch.request_shapes",
+    ),
+    Requirement(
+        "batch.documented-limits",
+        "MUST",
+        "full",
+        "A request at OpenAI's documented limits (2,048 inputs; 32,000 tokens and more in all), "
+        "when it is answered, is answered right: no 5xx, every row its own input's vector, in "
+        "order (a clean 4xx is batch.documented-limits-served's).",
+        "a decode limit answering a few hundred inputs with HTTP 500 (llama-cpp-python #2058); "
+        "large batches returned in another order with index renumbered (js-genai #1207).",
+        check="conformance.checks.batch.documented_limits",
+    ),
+    Requirement(
+        "batch.documented-limits-served",
+        "SHOULD",
+        "full",
+        "A request at OpenAI's documented limits (2,048 inputs; 32,000 tokens and more in all) "
+        "is served. Hygiene: a clean 4xx is a limit lower than OpenAI's, which a client can "
+        "split around, but one that OpenAI's clients do not expect.",
+        "a batch or token limit far below OpenAI's (a few hundred inputs), so that a client "
+        "written for OpenAI's limits fails on its first large request.",
+        check="conformance.checks.batch.documented_limits_served",
+    ),
     Requirement(
         "determinism.repeat",
         "MUST",
@@ -412,19 +472,32 @@ CATALOGUE: tuple[Requirement, ...] = (
         "shared mutable buffers between requests; responses routed to the wrong caller.",
         check="conformance.checks.concurrency.isolation",
     ),
-    # state: the canary, asked at the run's start, right after its largest request and at its
+    Requirement(
+        "concurrency.mixed-bursts",
+        "MUST",
+        "full",
+        "Requests in flight at once, of different sizes and sharing some texts, each get their "
+        "own rows: row i is input i's vector (sent alone) with index i (generated, seeded).",
+        "an in-flight cache shared by two requests with the same text (Ollama #6262, llama.cpp "
+        "#5655); index counted across the engine batch requests were merged into (Xinference "
+        "#5240).",
+        check="conformance.checks.concurrency.mixed_bursts",
+    ),
+    # state: the canary, asked at the run's start, right after its heaviest requests and at its
     # end (conformance/canary.py)
     Requirement(
         "state.unchanged",
         "MUST",
         "full",
         "No request changes the answers to the next ones: a few fixed sentences embedded at "
-        "the run's start, right after its largest request and at its end (after every other "
-        "test) get the same vectors each time.",
+        "the run's start, right after each of its heaviest requests (2,048 inputs; 32,000 "
+        "tokens and more) and at its end (after every other test) get the same vectors each "
+        "time.",
         "caches, buffers or pools corrupted by one request (a very large batch, an input past "
         "the context, a rejected request, a burst), so that every later request is answered "
         "wrongly with HTTP 200: zeros after one oversized request, a prefix cache that pools "
-        "only the uncached tail, buffers reused across requests.",
+        "only the uncached tail, buffers reused across requests (Ollama #17878: a request of "
+        "many thousands of tokens).",
         check="conformance.checks.state.unchanged",
     ),
     Requirement(

@@ -35,6 +35,8 @@ class Settings:
     tolerances: Tolerances
     max_response_bytes: int
     fuzz_examples: int
+    shape_examples: int
+    shape_seed: int
     results_json: str | None
     report_dir: str | None
     certify: bool

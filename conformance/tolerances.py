@@ -74,6 +74,11 @@ LARGE_BATCH = 128
 # fewest a certificate may rest on.
 FUZZ_EXAMPLES = 100
 
+# Request shapes (and bursts) generated beyond the fixed ones by default (--shape-examples): a
+# few seconds against the bundled server; and the seed that draws them (--shape-seed).
+SHAPE_EXAMPLES = 6
+SHAPE_SEED = 20261204
+
 # The largest answer read (--max-response-mb): a per-token answer to a large batch runs to tens
 # of MB, so it is read and judged; a server streaming without end is cut off.
 MAX_RESPONSE_MB = 64

@@ -59,7 +59,7 @@ MUTATIONS = {
     "missing-usage": {"envelope.usage"},
     "500-on-bad-input": {"errors.rejected", "fuzz.robust"},
     "cross-talk": {"concurrency.isolation"},
-    # one request of more than 128 tokens (the largest request, sent right before the canary)
+    # one request of more than 128 tokens (each heaviest request, sent right before the canary)
     # poisons the route: state.unchanged is the only requirement run, and fails
     "zeros-after-long-request": {"state.unchanged"},
     "coerced-then-ignored": {"errors.lenient-but-right"},  # '32' read as 32, then dropped
@@ -76,6 +76,17 @@ MUTATIONS = {
     # --- issue 34 (item 3): an unknown encoding_format ---
     "unknown-format-as-float": {"errors.unknown-value-rejected"},  # a SHOULD: warns, passes
     "unknown-format-as-base64": {"errors.lenient-but-right"},  # strings where floats are owed
+    # --- issue 35: request shapes (concurrency.isolation's 16 distinct texts pass both bursts') ---
+    "equal-lengths-unmasked": {"batch.request-shapes"},
+    "overlong-shifts-rows": {"batch.request-shapes"},
+    "step-boundary-tail": {"batch.documented-limits"},  # the request of 32,000+ tokens
+    "500-past-256-inputs": {"batch.documented-limits"},
+    "large-batch-sorted": {"batch.documented-limits"},  # the request of 2,048 inputs
+    "shared-inflight-cache": {"concurrency.mixed-bursts"},
+    "merged-batch-index": {"concurrency.mixed-bursts"},
+    "stale-after-huge-request": {"state.unchanged"},  # the canary right after 32,000+ tokens
+    "native-dimensions-refused": {"dimensions.native"},
+    "user-refused": {"input.user-field"},
 }
 INVISIBLE = {
     "leak-shm": "the client sees correct answers; tests/server/test_shm.py counts the segments",
@@ -128,11 +139,13 @@ def test_matryoshka_variant_truncated_without_renormalizing_fails(
     assert run.with_status("FAIL") == {"dimensions.renormalized"}, run.output
 
 
-# What a model's vectors decide; the envelope, input forms, errors and the fuzzer's answers are
-# the server's, the same whatever model it serves (judged on the bundled model above).
+# What a model's vectors decide; the envelope, input forms, errors, the fuzzer's answers and the
+# request shapes are the server's, the same whatever model it serves (judged on the bundled
+# model above; the heaviest requests are sent for state.unchanged all the same).
 BY_MODEL = (
-    "dimension.", "finite.", "normalization.", "dimensions.", "batch.", "determinism.",
-    "concurrency.", "state.", "usage.", "semantics.", "reference.", "base64.float-parity",
+    "dimension.", "finite.", "normalization.", "dimensions.", "batch.single-vs-batch",
+    "batch.permutation", "batch.large", "batch.duplicates", "determinism.",
+    "concurrency.isolation", "state.", "usage.", "semantics.", "reference.", "base64.float-parity",
 )  # fmt: skip
 JUDGED_BY_MODEL = {r for r in IN_PLAY if r.startswith(BY_MODEL)}
 
@@ -209,7 +222,7 @@ def test_the_state_canary_is_asked_again_after_every_worker_has_finished(tmp_pat
     failures = [f["test"] for r in run.results["requirements"] for f in r["failures"]]
     assert "state canary: the run's end" in failures, run.output
     assert "FAILED state canary: the run's end" in run.output
-    assert "the canary right after the largest request (128 inputs in one request" in run.output
+    assert "the canary right after 2048 inputs in one request (answered HTTP 200)" in run.output
     end = run.output[run.output.index("the canary at the run's end, after its last test") :]
     assert end.splitlines()[0].count("test_state.py::test_the_canary_is_unchanged") == 1
 

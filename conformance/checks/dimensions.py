@@ -53,3 +53,13 @@ def invalid_rejected(status: int, what: str) -> CheckResult:
     """Invalid 'dimensions' (0, -1, a fraction, larger than native) get a 4xx. Catches the
     parameter ignored, taken modulo the size, or crashing the server."""
     return check_rejected(status, what)
+
+
+def native(status: int, answer: Matrix | None, full: Matrix, atol: float) -> CheckResult:
+    """'dimensions' equal to the model's own dimension, from a server that honours smaller
+    values, gets the full vectors (max |Δ| from the answer without the parameter). Catches a
+    bound checked as '< native' instead of '<= native'."""
+    what = f"dimensions={full.shape[1]} (the model's own) vs the request without it"
+    if status != 200 or answer is None:
+        return CheckResult(False, f"HTTP {status}", "HTTP 200 with the full vectors", None, what)
+    return check_same_vectors(answer, full, atol, what)

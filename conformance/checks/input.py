@@ -113,3 +113,13 @@ def null_optional_fields(
     except ValueError as exc:
         return CheckResult(False, "not measurable", AS_IF_ABSENT, None, f"{what}: {exc}")
     return check_same_vectors(answered, absent, atol, f"{what} vs without it")
+
+
+def user_field(status: int, answer: Matrix | None, plain: Matrix, atol: float) -> CheckResult:
+    """A request carrying OpenAI's optional 'user' string is answered with the vectors of the
+    same request without it. Catches strict schemas that refuse documented fields they do not
+    use."""
+    what = "with 'user' vs the same request without it"
+    if status != 200 or answer is None:
+        return CheckResult(False, f"HTTP {status}", "HTTP 200 with the same vectors", None, what)
+    return check_same_vectors(answer, plain, atol, what)

@@ -20,7 +20,7 @@ class CanaryAnswer:
     the run sent just before it, in words, and the vectors it carried (None when it carried
     none: ``problem`` says why)."""
 
-    after: str  # e.g. "right after the largest request (128 inputs in one request)"
+    after: str  # e.g. "right after 2048 inputs in one request (answered HTTP 200)"
     vectors: Matrix | None
     problem: str = ""
 

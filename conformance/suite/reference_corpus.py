@@ -58,8 +58,8 @@ SHORT = 150  # characters: the large batch tests rows, not lengths (single-vs-ba
 
 
 def large_batch_cases(reference: Recording | None, context: int | None) -> list[Case]:
-    """The run's largest request (batch.large's, and the one state.unchanged asks the canary
-    right after): LARGE_BATCH short corpus inputs, those the reference has when there is one."""
+    """batch.large's request: LARGE_BATCH short corpus inputs, those the reference has when
+    there is one."""
     usable = compared_cases(reference, context) if reference else within_context()
     return spread([c for c in usable if len(c.text) <= SHORT], LARGE_BATCH)
 

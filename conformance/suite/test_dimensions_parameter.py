@@ -74,3 +74,19 @@ def test_invalid_dimensions_are_rejected(
     sent = dim + 1 if value == "native+1" else value
     exchange = answers.get("hello", encoding_format="float", dimensions=sent)
     expect(dimensions.invalid_rejected(exchange.status, f"dimensions={sent!r}"), exchange=exchange)
+
+
+@pytest.mark.requirement("dimensions.native")
+def test_the_models_own_dimension_is_honoured(
+    expect: Expect, answers: Answers, batch_float: Exchange, batch_ids: list[str], dim: int
+) -> None:
+    """Held only against a server that honours a smaller value (UNSUPPORTED when it refuses
+    the parameter): the model's own dimension then gets the full vectors."""
+    texts, ids = batch_float.request["input"][:SAMPLE], batch_ids[:SAMPLE]
+    smaller = answers.get(texts, encoding_format="float", dimensions=SIZES[0])
+    expect.refused(smaller, f"dimensions={SIZES[0]}")
+    exchange = answers.get(texts, encoding_format="float", dimensions=dim)
+    full = expect.matrix(batch_float, batch_ids)[:SAMPLE]
+    answer = expect.matrix(exchange, ids) if exchange.status == 200 else None
+    result = dimensions.native(exchange.status, answer, full, expect.vector_atol)
+    expect(result, exchange=exchange, cases=ids)

@@ -120,3 +120,15 @@ def test_optional_field_sent_as_null_is_answered_as_if_absent(
         exchange.status, exchange.batch, absent, expect.vector_atol, what
     )
     expect(result, exchange=exchange, cases=NULL_CASES)
+
+
+@pytest.mark.requirement("input.user-field")
+def test_the_user_field_changes_nothing(expect: Expect, answers: Answers) -> None:
+    """OpenAI's optional 'user' (a string identifying the end user) beside the same texts
+    without it (the request the null-fields test asks too)."""
+    texts = [case(case_id).text for case_id in NULL_CASES]
+    plain = expect.matrix(answers.get(texts, encoding_format="float"), NULL_CASES)
+    exchange = answers.get(texts, encoding_format="float", user="embedding-conformance")
+    answer = expect.matrix(exchange, NULL_CASES) if exchange.status == 200 else None
+    result = input_checks.user_field(exchange.status, answer, plain, expect.vector_atol)
+    expect(result, exchange=exchange, cases=NULL_CASES)

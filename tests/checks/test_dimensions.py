@@ -58,3 +58,11 @@ def test_a_model_that_does_not_normalize_keeps_the_plain_prefix() -> None:
     assert "prefix (the model does not normalize)" in plain.detail
     rescaled = dimensions.renormalized_prefix(FULL, 2)
     assert not dimensions.renormalized(rescaled, FULL, 2, 1e-6, normalized=False).passed
+
+
+def test_native_passes_the_full_vectors_and_fails_a_refusal_of_the_models_own_size() -> None:
+    assert dimensions.native(200, FULL.copy(), FULL, 1e-5).passed
+    refused = dimensions.native(400, None, FULL, 1e-5)
+    assert not refused.passed and refused.measured == "HTTP 400"
+    assert "dimensions=3 (the model's own)" in refused.detail
+    assert not dimensions.native(200, FULL[:, :2] * 2, FULL, 1e-5).passed  # not the full ones

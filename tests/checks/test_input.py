@@ -68,3 +68,11 @@ def test_a_null_dimensions_read_as_a_cut_fails() -> None:
 def test_other_vectors_fail() -> None:
     result = judge(200, NO_BODY, [0.8, 0.6, 0.0], ROWS[1])
     assert not result.passed and result.index == 0
+
+
+def test_user_field_passes_the_same_vectors_and_fails_a_refusal() -> None:
+    plain = np.eye(2, 4)
+    assert input_checks.user_field(200, plain.copy(), plain, 1e-5).passed
+    refused = input_checks.user_field(400, None, plain, 1e-5)
+    assert not refused.passed and refused.measured == "HTTP 400"
+    assert not input_checks.user_field(200, plain[::-1], plain, 1e-5).passed
