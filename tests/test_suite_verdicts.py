@@ -94,7 +94,8 @@ INVISIBLE = {
     "empty-input-200": "not a bug: [] answered with no vectors is a SHOULD warning (tested below)",
     "wedged-worker": "fails whatever runs after the hang; tests/test_suite_hung.py times the run",
 }
-FAST = ("--fuzz-examples", "30")
+# Fewer generated bodies and no generated request shapes: the fixed shapes show each shape fault
+FAST = ("--fuzz-examples", "30", "--shape-examples", "0")
 # Faults whose row needs only some of its requirements' tests: one failing test fails the
 # requirement, and the others would only cost time. 503-after-rejection: each of errors.recovers'
 # 26 tests waits out a client's backoff (1.5 s) for the retries it reports; two show it.
@@ -408,3 +409,19 @@ def test_wrong_pooling_is_named_by_cosine_with_the_worst_cases(
     message = run.output[run.output.index("[MUST reference.agreement]") :]
     assert "1 - cosine per input, worst " in message
     assert "input: case '" in message and "reproduce: curl" in message
+
+
+def test_a_failing_request_shape_is_shrunk_to_the_smallest_and_reproduced(
+    tmp_path: Path, fault_route: FaultRoute
+) -> None:
+    """The fixed shapes (at most 40 inputs) pass a server that fails past 256 inputs; the
+    generated ones find it, and Hypothesis shrinks the failing shape to 257 inputs: the message
+    names that shape, and its seed draws the same requests again."""
+    url = fault_route("500-past-256-inputs")
+    run = run_suite(tmp_path, "--endpoint", url, "--requirements", "batch.request-shapes")
+    assert run.returncode == 1, run.output
+    message = run.output[run.output.index("[MUST batch.request-shapes]") :]
+    assert "measured HTTP 500 vs allowed HTTP 200 with an embeddings envelope" in message
+    assert "Shape(kind='mixed', size=257, variant=0, seed=0): 257 inputs" in message
+    assert "reproduce: curl" in message
+    assert "drawn with --shape-seed 20261204, --shape-examples 6" in run.output
