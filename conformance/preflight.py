@@ -64,7 +64,11 @@ def open_client(
 ) -> EmbeddingsClient:
     """A client for ``model``, or for the first model the endpoint lists when it is None."""
     if model is None:
-        model = discover_model(HttpClient(endpoint, api_key, timeout, max_bytes))
+        lister = HttpClient(endpoint, api_key, timeout, max_bytes)
+        model = discover_model(lister)
+        client = EmbeddingsClient(endpoint, model, api_key, timeout, max_bytes)
+        client.request_count = lister.request_count  # the listing is one of the run's requests
+        return client
     return EmbeddingsClient(endpoint, model, api_key, timeout, max_bytes)
 
 

@@ -13,8 +13,6 @@ from typing import Any
 import pytest
 
 from conformance import __version__
-from conformance.client import EmbeddingsClient
-from conformance.fingerprint import server_fingerprint
 from conformance.references import ReferenceSpec, load_golden
 from conformance.references.baseline import Baseline
 from conformance.reporting import integrity
@@ -119,14 +117,15 @@ def results_document(
     run: dict[str, Any],
     *,
     model: str | None,
-    client: EmbeddingsClient | None,
+    server: dict[str, Any],
     reference: ReferenceSpec | None,
     regressions: list[str],
     baseline: Path | None,
     certification: Certification | None,
     sign_key: Any = None,
 ) -> dict[str, Any]:
-    """The run as data, sealed with its digest and, given ``sign_key``, signed."""
+    """The run as data, sealed with its digest and, given ``sign_key``, signed; ``server``:
+    how it described itself (``fingerprint.server_fingerprint``)."""
     options = {k: v for k, v in settings.to_json().items() if k not in ("endpoint", "tolerances")}
     endpoint = {
         "url": settings.endpoint.embeddings_url,
@@ -137,8 +136,7 @@ def results_document(
         tally,
         run=run,
         endpoint=endpoint,
-        # the server is asked only when a report is written
-        server=server_fingerprint(client) if client is not None else dict(NO_SERVER),
+        server=server,
         reference=reference_identity(reference),
         regressions=regressions,
         baseline=None if baseline is None else str(baseline),

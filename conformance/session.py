@@ -21,6 +21,7 @@ from conformance.builtin import builtin_transport, start_builtin
 from conformance.canary import STATE, FirstAnswer, StateCanary
 from conformance.client import EmbeddingsClient, parse_endpoint
 from conformance.expect import check_record
+from conformance.fingerprint import server_fingerprint
 from conformance.options import given_options
 from conformance.preflight import PreflightError, check_embeddings_route, open_client
 from conformance.references import GoldenError, ReferenceSpec
@@ -30,7 +31,7 @@ from conformance.reporting import integrity
 from conformance.reporting.terminal import SummaryLine, summary_lines
 from conformance.reporting.writer import write_run
 from conformance.requirements import CATALOGUE
-from conformance.run_report import header_lines, results_document, run_section
+from conformance.run_report import NO_SERVER, header_lines, results_document, run_section
 from conformance.selection import chosen, in_play, select
 from conformance.session_keys import CANARY_KEY, SETTINGS_KEY
 from conformance.settings import Settings, resolve_settings
@@ -198,6 +199,7 @@ class ConformanceSession:
         if self.on_worker:
             return False
         self.canary.finish(self.client, self.tally, self.settings.tolerances.vector_atol)
+        self.count_own_requests()
         capabilities = self.settings.capabilities
         self.regressions = judge_run(
             self.tally,
@@ -221,18 +223,28 @@ class ConformanceSession:
             referenced = self.reference is not None
             self.certification = certification(self.tally, self.regressions, referenced)
         selected = self.deselected - self.out_of_play  # deselected by the user's selection
+        # the server is asked only when a report is written, and before the count closes
+        server = server_fingerprint(self.client) if self.client is not None else dict(NO_SERVER)
+        self.count_own_requests()
         return results_document(
             self.tally,
             self.settings,
             run_section(self.settings, config, self.started, selected),
             model=self.model,
-            client=self.client,
+            server=server,
             reference=self.reference,
             regressions=self.regressions,
             baseline=None if self.baseline is None else self.baseline.path,
             certification=self.certification,
             sign_key=self.sign_key,
         )
+
+    def count_own_requests(self) -> None:
+        """Add to the run's count what this process's client sent that no test's report took:
+        the preflight's and the state canary's under xdist; in one process, whatever came
+        after the last test."""
+        if self.client is not None:
+            self.tally.requests += self.client.request_count.take()
 
     def summary(self) -> Iterator[SummaryLine]:
         """The terminal summary, in order."""

@@ -15,6 +15,7 @@ import email.utils
 import functools
 import http.client
 import json
+import math
 import re
 import threading
 import time
@@ -29,7 +30,9 @@ from conformance.client.curl import curl_command
 from conformance.client.decode import decode_error_body, decode_response
 from conformance.client.endpoint import Endpoint
 from conformance.client.models import decode_models
+from conformance.client.retry_budget import RetryBudget
 from conformance.corpus import BadRequest
+from conformance.request_count import RequestCounter
 from conformance.tolerances import MAX_RESPONSE_MB
 from conformance.wire import EmbeddingBatch, ErrorBody
 
@@ -89,17 +92,25 @@ def closed_before_answering(exc: BaseException) -> bool:
     return False
 
 
+def named_wait(retry_after: str | None) -> float | None:
+    """The seconds a Retry-After names (seconds, or an HTTP date); None when it names none."""
+    if not retry_after:
+        return None
+    try:
+        seconds = float(retry_after)
+        return None if math.isnan(seconds) else seconds  # 'nan' names no wait
+    except ValueError:
+        with contextlib.suppress(TypeError, ValueError, IndexError):
+            when = email.utils.parsedate_to_datetime(retry_after)
+            return (when - datetime.datetime.now(datetime.UTC)).total_seconds()
+    return None
+
+
 def retry_delay(retry_after: str | None, attempt: int) -> float:
     """Seconds to wait before asking again: the server's Retry-After (seconds, or an HTTP
     date) when it gives one, else 0.5 s doubled per attempt; never more than LONGEST_WAIT."""
-    wait = 0.5 * 2**attempt
-    if retry_after:
-        try:
-            wait = float(retry_after)
-        except ValueError:
-            with contextlib.suppress(TypeError, ValueError, IndexError):
-                when = email.utils.parsedate_to_datetime(retry_after)
-                wait = (when - datetime.datetime.now(datetime.UTC)).total_seconds()
+    named = named_wait(retry_after)
+    wait = 0.5 * 2**attempt if named is None else named
     return float(min(max(wait, 0.0), LONGEST_WAIT))
 
 
@@ -198,8 +209,8 @@ class HttpClient:
         self._stall: Stall | None = None
         self._stall_lock = threading.Lock()  # held briefly: records and clears
         self._probe_lock = threading.Lock()  # one probe at a time; the others take its verdict
-        self._retries = 0  # requests sent again after a 429 or 503, over the client's life
-        self._retries_lock = threading.Lock()
+        self.request_count = RequestCounter()  # every request sent, over the client's life
+        self.retry_budget = RetryBudget()  # the waiting before retries, over the client's life
 
     @property
     def with_auth(self) -> bool:
@@ -209,7 +220,7 @@ class HttpClient:
     def retries(self) -> int:
         """Requests sent again after a 429 or 503 so far, by every thread (the suite counts
         them per test, so per requirement)."""
-        return self._retries
+        return self.request_count.total.retries
 
     def _headers(self, content_type: str | None) -> dict[str, str]:
         headers = {"User-Agent": f"embedding-conformance/{__version__}"}
@@ -239,20 +250,24 @@ class HttpClient:
     ) -> HttpReply:
         """One request, its whole answer read within the deadline and the size cap; with
         ``status_only``, the body is discarded unread (for answers too large to matter). A 429
-        or 503 is asked again up to RETRIES times, after the wait the server asks for (never
-        with ``retry=False``: the first answer is the one judged); each time is counted."""
+        or 503 is asked again up to RETRIES times, after the wait the server asks for, or a
+        backoff within the client's retry budget (never with ``retry=False``: the first answer
+        is the one judged); each request is counted, and each retry."""
         for attempt in range(RETRIES + 1):
             self.check_answering(method, url)
             try:
-                reply = self._send_once(method, url, body, content_type, status_only, timeout)
+                reply = self._send_once(
+                    method, url, body, content_type, status_only, timeout, again=attempt > 0
+                )
             except NoAnswer:
                 self._record_stall(method, url, timeout or self.timeout)
                 raise
             if reply.status not in RETRIED or attempt == RETRIES or not retry:
                 return replace(reply, retries=attempt)
-            time.sleep(retry_delay(reply.headers.get("retry-after"), attempt))
-            with self._retries_lock:
-                self._retries += 1
+            retry_after = reply.headers.get("retry-after")
+            wanted = retry_delay(retry_after, attempt)
+            named = named_wait(retry_after) is not None
+            self.retry_budget.wait(wanted, named=named)
         raise AssertionError("unreachable")
 
     def _send_once(
@@ -263,7 +278,11 @@ class HttpClient:
         content_type: str | None,
         status_only: bool,
         timeout: float | None,
+        *,
+        again: bool = False,
     ) -> HttpReply:
+        """``again``: a retry after a 429 or 503, counted as such."""
+        self.request_count.sent(again=again)
         started = time.monotonic()
         request = functools.partial(
             self._session().request,
@@ -419,6 +438,7 @@ class EmbeddingsClient(HttpClient):
         body = json.dumps(document).encode("ascii")
         url = self.endpoint.embeddings_url
         reply = self.send("POST", url, body, JSON, status_only=True, timeout=timeout)
+        self.request_count.embedded(reply.status, None)  # unread: it did not say
         return Exchange(
             url,
             document,
@@ -444,6 +464,8 @@ class EmbeddingsClient(HttpClient):
         url = self.endpoint.embeddings_url
         reply = self.send("POST", url, body, content_type, retry=retry)
         batch, problem = parse_body(reply.status, reply.raw)
+        usage = batch.usage if batch is not None else None
+        self.request_count.embedded(reply.status, usage.prompt_tokens if usage else None)
         return Exchange(
             url,
             document,

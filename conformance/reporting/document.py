@@ -92,7 +92,7 @@ def build_document(
             "version": __version__,
             "catalogue_sha256": catalogue_sha256(),
         },
-        "run": run,
+        "run": {**run, "requests": tally.requests.to_json()},
         "endpoint": {**endpoint, "url": redact_url(endpoint["url"])},
         "server": server,
         "reference": reference,

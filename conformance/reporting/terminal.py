@@ -9,6 +9,7 @@ from typing import Any
 
 from conformance.checks.result import format_value
 from conformance.reporting import style
+from conformance.request_count import RequestCount
 from conformance.verdicts.certification import Certification
 from conformance.verdicts.status import Status
 from conformance.verdicts.tally import Tally, Verdict, retries_text
@@ -80,6 +81,18 @@ def retry_lines(tally: Tally) -> list[str]:
     ]
 
 
+def requests_line(count: RequestCount) -> str:
+    """What the run cost the endpoint, to size the next run of a paid or rate-limited one."""
+    line = (
+        f"requests: {count.sent:,} sent ({count.retries:,} "
+        f"retr{'ies' if count.retries != 1 else 'y'} after 429/503), "
+        f"{count.tokens:,} tokens as the server counted them"
+    )
+    if count.untold:
+        line += f", {count.untold:,} answer{'s' if count.untold != 1 else ''} did not say"
+    return line
+
+
 def final_line(tally: Tally) -> str:
     c = tally.counts()
     line = (
@@ -121,6 +134,8 @@ def summary_lines(
     if unreferenced:
         yield from _section(NOT_COMPARED, list(UNREFERENCED_RISKS), {"red": True})
         final += f"; {NOT_COMPARED}"
+    if tally.requests.sent:
+        yield "", requests_line(tally.requests), {}
     yield "", final, {"bold": True}
 
 

@@ -27,7 +27,7 @@ from conformance.references.sources import (
 from conformance.session import ConformanceSession
 from conformance.session_keys import session_of
 from conformance.settings import Settings
-from conformance.verdicts.tally import LATENCY_KEY, RETRIES_KEY
+from conformance.verdicts.tally import LATENCY_KEY, REQUESTS_KEY, RETRIES_KEY
 
 
 class Answers:
@@ -100,7 +100,9 @@ def answers(client: EmbeddingsClient) -> Answers:
 @pytest.fixture(autouse=True)
 def _request_timings(request: pytest.FixtureRequest, answers: Answers) -> Iterator[None]:
     """The time of each request a test sent, and how many requests it sent again after a 429
-    or 503 (counted under its requirement), on its report (shipped back by xdist too)."""
+    or 503 (counted under its requirement), on its report (shipped back by xdist too); and
+    every request this process sent since the last test's, for the run's count (the session
+    fixtures' too, set up before this fixture, and the preflight's before the first test)."""
     answers.timings.clear()
     retried = answers.client.retries
     yield
@@ -109,6 +111,9 @@ def _request_timings(request: pytest.FixtureRequest, answers: Answers) -> Iterat
     retries = answers.client.retries - retried
     if retries:
         request.node.user_properties.append((RETRIES_KEY, retries))
+    sent = answers.client.request_count.take()
+    if sent.sent:
+        request.node.user_properties.append((REQUESTS_KEY, sent.to_json()))
 
 
 @pytest.fixture

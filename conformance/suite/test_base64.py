@@ -76,8 +76,10 @@ def test_openai_client_default_request(
     except EndpointError as exc:
         expect(status.no_answer("a successful call", str(exc)))
         return
+    client.request_count.sent()  # the run's count of requests includes the SDK's one
     try:
         response = sdk.embeddings.create(model=client.model, input=texts)
+        client.request_count.embedded(200, response.usage.prompt_tokens)
         vectors = np.asarray([row.embedding for row in response.data], dtype=np.float64)
     except (openai.OpenAIError, ValueError) as exc:
         what = f"the openai client's default request failed: {exc}"

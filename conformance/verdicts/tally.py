@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from conformance.request_count import RequestCount
 from conformance.requirements import CATALOGUE, Requirement
 from conformance.verdicts.record import CheckRecord, Measured, Transcript
 from conformance.verdicts.status import PRECEDENCE, Status
@@ -25,6 +26,7 @@ NOTE_KEY = "conformance.note"
 SERIES_KEY = "conformance.series"  # per-input measurements for the report's plots
 LATENCY_KEY = "conformance.latency"  # the requests a test sent, timed
 RETRIES_KEY = "conformance.retries"  # how many requests a test sent again after a 429 or 503
+REQUESTS_KEY = "conformance.requests"  # the requests sent since the last test's (RequestCount)
 WORST_CASES = 5  # checks kept per requirement, smallest margins first
 UNSUPPORTED_PREFIX = "unsupported: "
 DESELECTED = "deselected (-k, -m or --requirements)"
@@ -171,6 +173,7 @@ class Tally:
         # plot points by plot, and the requests sent, timed: plain data for the document
         self.series: dict[str, list[dict[str, Any]]] = {"norms": [], "agreement": []}
         self.latency: list[dict[str, Any]] = []
+        self.requests = RequestCount()  # every request of the run, whatever its requirement
 
     def add(
         self,
@@ -214,11 +217,14 @@ class Tally:
             self.verdicts[requirement] = replace(verdict, notes=verdict.notes + notes, **changes)
 
     def add_timings(self, nodeid: str, properties: Properties) -> None:
-        """The requests a finished test sent (from its teardown report): their times, and how
-        many it sent again after a 429 or 503, counted under each of its requirements."""
+        """The requests a finished test sent (from its teardown report): their times, how
+        many it sent again after a 429 or 503, counted under each of its requirements, and
+        the count of what its process sent, for the run's."""
         properties = list(properties)
         for timings in (v for k, v in properties if k == LATENCY_KEY):
             self.latency += [{"test": nodeid, **timing} for timing in timings]
+        for sent in (v for k, v in properties if k == REQUESTS_KEY):
+            self.requests += RequestCount.from_json(sent)
         retries = sum(int(v) for k, v in properties if k == RETRIES_KEY)
         if retries:
             requirements = requirements_of(properties)

@@ -208,6 +208,7 @@ def sample_document(**overrides: Any) -> dict[str, Any]:
             "certify": True,
             "known_failures": "known-failures.toml",
             "capabilities": None,
+            "requests": {"sent": 1234, "retries": 12, "tokens": 98765, "untold": 1},
         },
         "endpoint": {
             "url": "http://127.0.0.1:8000/v1/embeddings",

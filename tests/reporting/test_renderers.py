@@ -409,3 +409,16 @@ def test_html_and_markdown_show_the_retries() -> None:
     assert "7 requests retried after a 429 or 503 (errors.content-type: 7)" in text
     plain = Results.from_json(sample_document())
     assert "retried" not in render_summary_md(plain) and "retried" not in report.render_html(plain)
+
+
+# --- the run's requests and tokens -------------------------------------------------------------
+
+
+def test_the_runs_requests_are_a_valid_optional_section() -> None:
+    validator = jsonschema.Draft202012Validator(load_schema())
+    document = sample_document()
+    assert document["run"]["requests"]["sent"] == 1234  # the sample has them: it validates
+    del document["run"]["requests"]  # a document of an older version has none
+    validator.validate(document)
+    document["run"]["requests"] = {"sent": 3, "retries": 0, "tokens": -1, "untold": 0}
+    assert not validator.is_valid(document)

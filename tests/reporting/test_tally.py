@@ -15,14 +15,18 @@ from conformance.reporting.document import build_document
 from conformance.reporting.terminal import (
     final_line,
     note_lines,
+    requests_line,
     requirement_lines,
     results_document,
     retry_lines,
+    summary_lines,
 )
+from conformance.request_count import RequestCount
 from conformance.requirements import CATALOGUE
 from conformance.verdicts.record import CheckRecord
 from conformance.verdicts.tally import (
     CHECK_KEY,
+    REQUESTS_KEY,
     REQUIREMENTS_KEY,
     RETRIES_KEY,
     Tally,
@@ -402,3 +406,44 @@ def test_a_run_without_retries_says_nothing_of_them() -> None:
 
 def build_document_of(tally: Tally) -> dict[str, Any]:
     return build_document(tally, run={}, endpoint={"url": "http://x/v1"}, server={}, reference={})
+
+
+# --- the run's requests and tokens, to size a run of a paid or rate-limited endpoint -----------
+
+
+def test_the_runs_requests_add_up_from_every_tests_report() -> None:
+    tally = Tally()
+    worker_1 = RequestCount(sent=40, retries=3, tokens=900, untold=0)
+    worker_2 = RequestCount(sent=2, retries=0, tokens=0, untold=1)
+    tally.add_timings("a::t", [(REQUIREMENTS_KEY, [FINITE]), (REQUESTS_KEY, worker_1.to_json())])
+    tally.add_timings("b::t", [(REQUESTS_KEY, worker_2.to_json())])  # of no requirement in play
+    tally.add_timings("c::t", [(REQUIREMENTS_KEY, [FINITE])])  # sent nothing
+    assert tally.requests == worker_1 + worker_2
+    run = build_document_of(tally)["run"]
+    assert run["requests"] == {"sent": 42, "retries": 3, "tokens": 900, "untold": 1}
+
+
+def test_the_requests_line_comes_right_before_the_final_line() -> None:
+    tally = Tally()
+    tally.add("t::finite", properties([FINITE], passing(FINITE)), "passed")
+    tally.requests = RequestCount(sent=1234, retries=12, tokens=98765)
+    *_, (_, requests, _), (_, final, _) = summary_lines(tally)
+    assert requests == (
+        "requests: 1,234 sent (12 retries after 429/503), 98,765 tokens as the server counted them"
+    )
+    assert final.startswith("conformance: 1 passed")
+
+
+def test_the_requests_line_says_how_many_answers_did_not_state_their_tokens() -> None:
+    line = requests_line(RequestCount(sent=3, retries=1, tokens=0, untold=2))
+    assert line == (
+        "requests: 3 sent (1 retry after 429/503), 0 tokens as the server counted them, "
+        "2 answers did not say"
+    )
+
+
+def test_a_run_that_sent_nothing_prints_no_requests_line() -> None:
+    tally = Tally()
+    tally.add("t::finite", properties([FINITE], passing(FINITE)), "passed")
+    assert not any(text.startswith("requests:") for _, text, _ in summary_lines(tally))
+    assert build_document_of(tally)["run"]["requests"]["sent"] == 0

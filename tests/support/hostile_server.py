@@ -203,14 +203,25 @@ def _valid(handler: Handler) -> None:
 
 
 RATE_LIMIT_ERROR = b'{"error": {"message": "Rate limit reached", "type": "rate_limit"}}'
+BUSY_ERROR = b'{"error": {"message": "The server is busy", "type": "server_busy"}}'
 AUTH_ERROR = b'{"error": {"message": "Invalid API key", "type": "invalid_request_error"}}'
 _asked = iter(range(1 << 62))  # requests seen by 'rate-limited', across connections
+_busy = iter(range(1 << 62))  # and by 'briefly-busy'
 
 
 def _rate_limited(handler: Handler) -> None:
     """Every other request is refused with 429 and 'Retry-After: 1'; the others are fine."""
     if next(_asked) % 2 == 0:
         handler.send_body(429, RATE_LIMIT_ERROR, "application/json", {"Retry-After": "1"})
+    else:
+        handler.send_body(200, valid_body(handler.item_count()), "application/json")
+
+
+def _briefly_busy(handler: Handler) -> None:
+    """Every other request gets a 503 without Retry-After (a brief overload); the others are
+    fine."""
+    if next(_busy) % 2 == 0:
+        handler.send_body(503, BUSY_ERROR, "application/json")
     else:
         handler.send_body(200, valid_body(handler.item_count()), "application/json")
 
@@ -245,8 +256,10 @@ BEHAVIOURS: dict[str, Behaviour] = {
     "close-mid-body": _close_mid_body,
     "nan-literals": _nan_literals,
     "rate-limited": _rate_limited,
+    "briefly-busy": _briefly_busy,
     # 4xx answers that say nothing about the request, to token-id input only
     "always-429": _token_ids_get(429, RATE_LIMIT_ERROR, {"Retry-After": "0"}),
+    "always-503": _token_ids_get(503, BUSY_ERROR, {}),  # no Retry-After: the client's backoff
     "unauthorized": _token_ids_get(401, AUTH_ERROR, {}),  # a key revoked mid-run
     # Misconfigured endpoints, for the preflight: a login page answering everything, and a
     # server without GET /v1/models.
