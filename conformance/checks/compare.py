@@ -68,10 +68,10 @@ def check_rows_in_place(
             f"{what}: the rows cannot be compared with the inputs' answers alone",
         )
     per_row = np.abs(actual[rows] - alone[rows]).max(axis=1)
-    wrong = np.flatnonzero(~(per_row <= atol))  # NaN is wrong too
-    if not len(wrong):
+    off = np.flatnonzero(~(per_row <= atol))  # NaN is wrong too
+    if not len(off):
         worst = int(rows[np.argmax(per_row)])
         return at_most(float(per_row.max()), atol, f"{what}: max |Δ| worst at index {worst}", worst)
-    first = int(rows[wrong[0]])  # a shift shows where it starts: the first wrong row
-    detail = f"{what}: {len(wrong)} of {len(rows)} rows past the limit, the first at index {first}"
-    return at_most(float(per_row[wrong[0]]), atol, detail, first)
+    first = int(rows[off[0]])  # a shift shows where it starts: the first wrong row
+    detail = f"{what}: {len(off)} of {len(rows)} rows past the limit, the first at index {first}"
+    return at_most(float(per_row[off[0]]), atol, detail, first)
