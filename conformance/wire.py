@@ -6,7 +6,7 @@ the standard library only, so the pure checks that judge it carry no HTTP or pyt
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 import numpy as np
@@ -82,3 +82,38 @@ class ErrorBody:
     @property
     def code(self) -> Any:
         return self.error.get("code") if self.error else None
+
+
+@dataclass(frozen=True)
+class RequestCount:
+    """Requests a run sent to the endpoint, and what their answers said they cost: what a user
+    of a paid or rate-limited endpoint needs to size a run (plain data: it travels from xdist's
+    workers to the controller on the tests' reports)."""
+
+    sent: int = 0  # every request, retries and probes included
+    retries: int = 0  # of which: sent again after a 429 or 503
+    tokens: int = 0  # usage.prompt_tokens of the embeddings answers (HTTP 200) that state it
+    untold: int = 0  # embeddings answers (HTTP 200) that state no integer usage.prompt_tokens
+
+    def __add__(self, other: RequestCount) -> RequestCount:
+        return RequestCount(
+            self.sent + other.sent,
+            self.retries + other.retries,
+            self.tokens + other.tokens,
+            self.untold + other.untold,
+        )
+
+    def __sub__(self, other: RequestCount) -> RequestCount:
+        return RequestCount(
+            self.sent - other.sent,
+            self.retries - other.retries,
+            self.tokens - other.tokens,
+            self.untold - other.untold,
+        )
+
+    def to_json(self) -> dict[str, int]:
+        return {field.name: getattr(self, field.name) for field in fields(self)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RequestCount:
+        return cls(**{field.name: int(data.get(field.name, 0)) for field in fields(cls)})

@@ -30,9 +30,9 @@ from conformance.client.curl import curl_command
 from conformance.client.decode import decode_error_body, decode_response
 from conformance.client.endpoint import Endpoint
 from conformance.client.models import decode_models
+from conformance.client.request_count import RequestCounter
 from conformance.client.retry_budget import RetryBudget
 from conformance.corpus import BadRequest
-from conformance.request_count import RequestCounter
 from conformance.tolerances import MAX_RESPONSE_MB
 from conformance.wire import EmbeddingBatch, ErrorBody
 

@@ -9,10 +9,10 @@ from typing import Any
 
 from conformance.checks.result import format_value
 from conformance.reporting import style
-from conformance.request_count import RequestCount
 from conformance.verdicts.certification import Certification
 from conformance.verdicts.status import Status
 from conformance.verdicts.tally import Tally, Verdict, retries_text
+from conformance.wire import RequestCount
 
 # A line of the terminal summary: (separator character or "" for a plain line, text, markup)
 SummaryLine = tuple[str, str, dict[str, bool]]

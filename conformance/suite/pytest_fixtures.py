@@ -52,6 +52,13 @@ class Answers:
         return exchange
 
     def get(self, inputs: Any, **params: Any) -> Exchange:
+        answer = self.get_or_error(inputs, **params)
+        if isinstance(answer, EndpointError):
+            pytest.fail(f"no answer from the endpoint: {answer}", pytrace=False)
+        return answer
+
+    def get_or_error(self, inputs: Any, **params: Any) -> Exchange | EndpointError:
+        """The answer, or why there is none (for a caller that judges that itself)."""
         key = json.dumps([inputs, params], sort_keys=True)
         with self._lock:
             if key not in self._cache:
@@ -59,10 +66,7 @@ class Answers:
                     self._cache[key] = self._send(inputs, params)
                 except EndpointError as exc:
                     self._cache[key] = exc
-            answer = self._cache[key]
-        if isinstance(answer, EndpointError):
-            pytest.fail(f"no answer from the endpoint: {answer}", pytrace=False)
-        return answer
+            return self._cache[key]
 
     def fresh(self, inputs: Any, *, retry: bool = True, **params: Any) -> Exchange:
         """A new request, bypassing the cache (for determinism and concurrency); with

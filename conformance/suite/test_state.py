@@ -29,12 +29,15 @@ def test_the_canary_is_unchanged_right_after_the_heaviest_requests(
     if first is None or first.vectors is None:
         why = "not asked at the run's start" if first is None else first.problem
         expect.unmeasurable(f"{FIRST} carried no vectors: {why}")
-    sent = list(limit_requests.values())
+    sent = [r for r in limit_requests.values() if r.canary is not None]
+    if not sent:  # batch.documented-limits fails that; the run's last canary still judges state
+        pytest.skip("not applicable: no heaviest request was answered to ask the canary after")
     later = [
         CanaryAnswer(
             f"right after {r.name} (answered HTTP {r.exchange.status})", *vectors_of(r.canary)
         )
         for r in sent
+        if r.exchange is not None and r.canary is not None
     ]
     result = state.unchanged(first.vectors, later, expect.vector_atol)
     changed = (

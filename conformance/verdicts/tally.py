@@ -11,10 +11,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from conformance.request_count import RequestCount
 from conformance.requirements import CATALOGUE, Requirement
 from conformance.verdicts.record import CheckRecord, Measured, Transcript
 from conformance.verdicts.status import PRECEDENCE, Status
+from conformance.wire import RequestCount
 
 if TYPE_CHECKING:
     from conformance.verdicts.capabilities import CapabilityJudgement

@@ -6,7 +6,7 @@ from __future__ import annotations
 from conformance.client import EmbeddingsClient, parse_endpoint
 from conformance.client.http import RETRIES
 from conformance.preflight import open_client
-from conformance.request_count import RequestCount
+from conformance.wire import RequestCount
 
 
 def client_for(base_url: str, behaviour: str) -> EmbeddingsClient:

@@ -21,7 +21,6 @@ from conformance.reporting.terminal import (
     retry_lines,
     summary_lines,
 )
-from conformance.request_count import RequestCount
 from conformance.requirements import CATALOGUE
 from conformance.verdicts.record import CheckRecord
 from conformance.verdicts.tally import (
@@ -33,6 +32,7 @@ from conformance.verdicts.tally import (
     Verdict,
     statuses_for_test,
 )
+from conformance.wire import RequestCount
 
 NORM = "normalization.unit-norm"
 FINITE = "finite.values"

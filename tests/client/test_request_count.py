@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import threading
 
-from conformance.request_count import RequestCount, RequestCounter
+from conformance.client.request_count import RequestCounter
+from conformance.wire import RequestCount
 
 
 def test_take_hands_each_request_over_once() -> None:
