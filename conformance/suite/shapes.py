@@ -1,4 +1,5 @@
-"""Request shapes real clients send, built from the corpus, and how each answer is judged.
+"""Request shapes real clients send, built from the corpus, and the answers alone each of their
+rows is judged against (by ``checks.batch.rows_answered``).
 
 One relation holds for every correct server, whatever the shape: row i of a request is input
 i's vector as the server answers it alone, at index i. Judging against the server's own singles
@@ -68,7 +69,8 @@ def _long_inputs(count: int, words: int) -> list[Input]:
     prose is one or two tokens), each starting elsewhere in it."""
     prose = _prose_words()
     step = max(1, (len(prose) - words) // count)
-    texts = [" ".join((prose * 2)[k * step : k * step + words]) for k in range(count)]
+    wrapped = prose * 2  # a corpus shorter than a passage still gives whole ones
+    texts = [" ".join(wrapped[k * step : k * step + words]) for k in range(count)]
     return [Input(f"long-{k:02d}[{words} words]", text) for k, text in enumerate(texts)]
 
 
