@@ -50,7 +50,7 @@ def explore(
     generated = settings.shape_examples > 0
     phases = (Phase.explicit, Phase.generate, Phase.shrink) if generated else (Phase.explicit,)
     run = given(strategy)(probe)
-    for case in reversed(fixed):  # explicit examples run in the order they were applied
+    for case in reversed(fixed):  # the example applied last runs first: fixed[0] first
         run = example(case)(run)
     run = hypothesis_settings(
         max_examples=max(1, settings.shape_examples),
