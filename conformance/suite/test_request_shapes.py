@@ -77,6 +77,19 @@ def answered(
     return batch.rows_answered(exchange.status, exchange.batch, expected, expect.vector_atol, what)
 
 
+def alone_in(answers: Answers) -> Alone:
+    """The server's answer to one text sent alone (asked once per text and process)."""
+    return lambda text: answers.get(text, encoding_format="float")
+
+
+def expect_with_the_last(
+    expect: Expect, result: CheckResult, violations: Sequence[Violation]
+) -> None:
+    """Record ``result`` with the reproducer of the last violation: the smallest one tried."""
+    _, exchange, ids = violations[-1] if violations else (None, None, None)
+    expect(result, exchange=exchange, cases=ids)
+
+
 def drawn(settings: Settings, fixed: int, tried: int, kind: str) -> str:
     return (
         f"{tried} {kind} tried ({fixed} fixed, the rest drawn with --shape-seed "
@@ -92,8 +105,7 @@ def test_every_row_of_any_request_shape_is_its_input(
     refused: list[str] = []
     tried: list[Shape] = []
 
-    def alone(text: str) -> Exchange:
-        return answers.get(text, encoding_format="float")
+    alone = alone_in(answers)
 
     def probe(shape: Shape) -> None:
         inputs = shape.inputs(pool)
@@ -114,8 +126,7 @@ def test_every_row_of_any_request_shape_is_its_input(
     if len(refused) == len(tried):
         expect.unmeasurable(f"every request shape was refused: {refused[:3]}")
     result = batch.request_shapes(len(tried), [v[0] for v in violations])
-    _, exchange, ids = violations[-1] if violations else (None, None, None)
-    expect(result, exchange=exchange, cases=ids)
+    expect_with_the_last(expect, result, violations)
 
 
 class Burstlike(Protocol):
@@ -129,8 +140,7 @@ def test_requests_in_flight_together_each_get_their_own_rows(
     violations: list[Violation] = []
     tried: list[Burstlike] = []
 
-    def alone(text: str) -> Exchange:
-        return answers.get(text, encoding_format="float")
+    alone = alone_in(answers)
 
     def send(texts: list[str]) -> Exchange:
         return answers.fresh(texts, encoding_format="float")
@@ -159,8 +169,7 @@ def test_requests_in_flight_together_each_get_their_own_rows(
     explore(probe, bursts(), fixed, settings)
     expect.note(drawn(settings, len(fixed), len(tried), "bursts"))
     result = concurrency.mixed_bursts(len(tried), [v[0] for v in violations])
-    _, exchange, ids = violations[-1] if violations else (None, None, None)
-    expect(result, exchange=exchange, cases=ids)
+    expect_with_the_last(expect, result, violations)
 
 
 LIMITS = ("2048-inputs", "32000-tokens")
@@ -183,9 +192,7 @@ def test_a_request_at_a_documented_limit_is_answered_right(
     usage = sent.exchange.batch.usage if sent.exchange.batch is not None else None
     tokens = usage.prompt_tokens if usage is not None else None
     expect.note(f"{sent.name}: {len(ids)} inputs, {tokens} tokens as the server counted them")
-    alone, unreadable = alone_matrix(
-        sent.inputs, lambda text: answers.get(text, encoding_format="float")
-    )
+    alone, unreadable = alone_matrix(sent.inputs, alone_in(answers))
     if alone is None:
         assert unreadable is not None
         expect.unmeasurable(f"an input alone: {unreadable.describe()[:150]}", unreadable)
