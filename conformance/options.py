@@ -10,7 +10,7 @@ pytest-profiling) get a distinct name here, because an entry-point plugin that c
 another plugin's flag breaks every pytest run in that environment.
 
 pytest registers these in every run of every project where the package is installed, so this
-module imports nothing heavy; what a run makes of them (:class:`conformance.settings.Settings`)
+module imports nothing heavy; what a run makes of them (:class:`conformance.run.settings.Settings`)
 is resolved apart, once a run has an endpoint to test.
 """
 

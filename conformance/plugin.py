@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from conformance.options import add_options, given_options
-from conformance.session_keys import (
+from conformance.run.session_keys import (
     CANARY_KEY,
     SESSION_KEY,
     SETTINGS_KEY,
@@ -25,7 +25,7 @@ from conformance.session_keys import (
 )
 
 if TYPE_CHECKING:
-    from conformance.session import ConformanceSession
+    from conformance.run.session import ConformanceSession
 
 SUITE_DIR = Path(__file__).parent / "suite"
 
@@ -40,7 +40,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     if given_options(config)["endpoint"] is None and not has_worker_settings(config):
         return  # not a conformance run: nothing more is imported
-    from conformance.session import ConformanceSession
+    from conformance.run.session import ConformanceSession
 
     session = ConformanceSession.configure(config)
     if session is None:

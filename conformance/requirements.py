@@ -15,6 +15,9 @@ from conformance.tolerances import LARGE_BATCH, PARAPHRASE_RATE, PREFIX_COSINE, 
 
 Level = Literal["MUST", "SHOULD"]
 Profile = Literal["core", "full"]
+# The optional features a vendor may declare (--capabilities), each measured by the requirements
+# that name it; max_tokens is recorded with the run and measured by none.
+Capability = Literal["token_ids", "dimensions", "base64", "normalized", "max_batch", "max_tokens"]
 
 
 @dataclass(frozen=True)
@@ -27,6 +30,7 @@ class Requirement:
     # The dotted name of the one function that judges it, in conformance.checks.<family>; a
     # string, so that reading the catalogue (at option registration) imports no check.
     check: str
+    capability: Capability | None = None  # the declared feature that makes it a promise
 
 
 CATALOGUE: tuple[Requirement, ...] = (
@@ -119,6 +123,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "(UNSUPPORTED when cleanly rejected).",
         "token ids embedded as if they were text ('101 7592 102').",
         check="conformance.checks.input.token_ids",
+        capability="token_ids",
     ),
     Requirement(
         "input.token-id-arrays",
@@ -128,6 +133,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "like its text.",
         "the outer array taken as one sequence; rows mixed up.",
         check="conformance.checks.input.token_id_arrays",
+        capability="token_ids",
     ),
     Requirement(
         "input.empty-rejected",
@@ -220,6 +226,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "clients compute cosine similarity as a dot product.",
         "the Normalize module skipped by the engine.",
         check="conformance.checks.normalization.unit_norm",
+        capability="normalized",
     ),
     Requirement(
         "base64.honoured",
@@ -228,6 +235,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "encoding_format 'base64' must return a base64 string per item, not a float list.",
         "the parameter silently ignored; the official openai client then gets no savings.",
         check="conformance.checks.base64.honoured",
+        capability="base64",
     ),
     Requirement(
         "base64.decodes",
@@ -236,6 +244,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "Each base64 string decodes to exactly 4*D bytes (little-endian float32).",
         "float64 or float16 payloads; base64 of the JSON text; padding stripped.",
         check="conformance.checks.base64.decodes",
+        capability="base64",
     ),
     Requirement(
         "base64.float-parity",
@@ -245,6 +254,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "same vector have (they come from two requests).",
         "big-endian byte order; a different code path (or precision) for base64.",
         check="conformance.checks.base64.float_parity",
+        capability="base64",
     ),
     Requirement(
         "base64.openai-client",
@@ -254,6 +264,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "yields the same vectors as a plain float request.",
         "servers that reject or mangle the client's default encoding_format.",
         check="conformance.checks.base64.openai_client",
+        capability="base64",
     ),
     Requirement(
         "dimensions.honoured",
@@ -263,6 +274,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "cleanly rejected; a full-length answer means the parameter was silently ignored).",
         "'dimensions' silently ignored: clients store vectors of the wrong size.",
         check="conformance.checks.dimensions.honoured",
+        capability="dimensions",
     ),
     Requirement(
         "dimensions.renormalized",
@@ -271,6 +283,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "Optional: the d-vector equals the full vector truncated to d and renormalized to norm 1.",
         "truncation without renormalization; keeping the wrong end of the vector.",
         check="conformance.checks.dimensions.renormalized",
+        capability="dimensions",
     ),
     Requirement(
         "dimensions.invalid-rejected",
@@ -409,6 +422,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "reference.agreement's to judge, not this one's).",
         "chunks of a large batch reassembled out of order, or its tail dropped (Ollama #6262).",
         check="conformance.checks.batch.large",
+        capability="max_batch",
     ),
     Requirement(
         "batch.duplicates",
@@ -484,7 +498,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         check="conformance.checks.concurrency.mixed_bursts",
     ),
     # state: the canary, asked at the run's start, right after its heaviest requests and at its
-    # end (conformance/canary.py)
+    # end (conformance/run/canary.py)
     Requirement(
         "state.unchanged",
         "MUST",
@@ -590,6 +604,7 @@ CATALOGUE: tuple[Requirement, ...] = (
         "rejected with a 4xx: UNSUPPORTED).",
         "token ids re-tokenized as text, special tokens added twice, ids shifted by one.",
         check="conformance.checks.reference.token_ids",
+        capability="token_ids",
     ),
     Requirement(
         "baseline.vectors",

@@ -7,8 +7,8 @@ import json
 
 import numpy as np
 
-from conformance.canary import CANARY_CASES, FirstAnswer, after_the_last_test, canary_texts
 from conformance.corpus import case
+from conformance.run.canary import CANARY_CASES, FirstAnswer, after_the_last_test, canary_texts
 
 
 def test_the_canary_is_a_few_short_corpus_sentences() -> None:

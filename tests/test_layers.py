@@ -36,11 +36,11 @@ SUITE_PACKAGES = (
     "conformance.checks",
     "conformance.client",
     "conformance.references",
-    "conformance.expect",
+    "conformance.run.expect",
     "conformance.suite",
     "conformance.options",
-    "conformance.session",
-    "conformance.canary",
+    "conformance.run.session",
+    "conformance.run.canary",
     "conformance.reporting",
 )
 
@@ -78,13 +78,13 @@ def test_a_suite_run_against_an_endpoint_loads_nothing_of_the_server(
     )
     assert run.returncode == 0, run.output
     loaded = json.loads(dump.read_text())
-    assert {"conformance.session", "conformance.client.http"} <= set(loaded)  # the suite ran
+    assert {"conformance.run.session", "conformance.client.http"} <= set(loaded)  # the suite ran
     assert [m for m in loaded if within(m, ("conformance.server",))] == []
 
 
 def test_the_rule_sees_what_it_must() -> None:
     assert within("conformance.references.sources", SUITE_PACKAGES)
-    assert within("conformance.expect", SUITE_PACKAGES)
+    assert within("conformance.run.expect", SUITE_PACKAGES)
     assert not within("conformance.expectations", SUITE_PACKAGES)
     assert not within("conformance.server.model_folder", SUITE_PACKAGES)
     assert not within("conformance.runtime_dir", SUITE_PACKAGES)

@@ -150,7 +150,7 @@ VERDICTS_FILE = """
 import pytest
 
 from conformance.checks.result import CheckResult
-from conformance.expect import unsupported
+from conformance.run.expect import unsupported
 
 
 @pytest.mark.requirement("usage.monotonic-length")

@@ -86,3 +86,16 @@ def no_answer(expected: str, reason: str, measured: str = "no answer") -> CheckR
     """The verdict when a request got no usable answer at all (timeout, reset, a client
     error): the requirement could not be met, so it fails."""
     return CheckResult(False, measured, expected, None, reason)
+
+
+def declared_but_refused(status: int, what: str, declared: str) -> CheckResult:
+    """The verdict on an optional feature cleanly refused although the vendor declared it
+    (``declared``: the capability named in --capabilities): a promise not kept fails."""
+    refusal = f"{what} refused with HTTP {status}"
+    return CheckResult(
+        False,
+        f"HTTP {status}",
+        "served",
+        None,
+        f"{refusal}, but --capabilities declares {declared}",
+    )

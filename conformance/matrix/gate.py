@@ -22,8 +22,9 @@ from conformance.matrix import processes
 from conformance.matrix.build import Outcome, Progress, model_folder, run_suite, serving_peer
 from conformance.matrix.peers import Catalogue, Peer, expand
 from conformance.reporting import compare
+from conformance.requirements import CATALOGUE, GATE_PREFIX
 
-GATE_REQUIREMENTS = ("baseline.vectors", "baseline.shape", "baseline.errors")
+GATE_REQUIREMENTS = tuple(r.id for r in CATALOGUE if r.id.startswith(GATE_PREFIX))
 
 
 def gate(catalogue: Catalogue, old: str, new: str, out: Path, root: Path, say: Progress) -> int:

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 from conformance.client import EndpointError, parse_endpoint
+from conformance.client.preflight import PreflightError, open_client
 from conformance.options import API_KEY_ENV, env_value
-from conformance.preflight import PreflightError, open_client
 from conformance.references import reference_cases
 from conformance.references.recording import (
     MANIFEST,

@@ -32,6 +32,7 @@ from conformance.references import (
     reference_cases,
 )
 from conformance.references.recording import Recording
+from conformance.requirements import judged_by
 from conformance.wire import Matrix
 
 # Short and long English, other scripts, code, numbers, emoji: inputs on which models that
@@ -111,7 +112,7 @@ def fingerprint_vectors(client: EmbeddingsClient) -> Matrix:
             stacking = f"vectors of different lengths {sorted(lengths)} cannot be stacked"
             message = f"{unread} ({stacking}): {WRONG_WHATEVER_THE_REFERENCE}; {consistent.detail}"
             result = replace(consistent, detail=message)
-            raise DimensionFailure("dimension.consistent", result, exchange)
+            raise DimensionFailure(judged_by(dimension.consistent), result, exchange)
         return exchange.batch.matrix()
     except DimensionFailure:
         raise
@@ -137,7 +138,8 @@ def check_fixed_across_lengths(client: EmbeddingsClient, vectors: Matrix) -> Non
         f"{SHORT_INPUT!r}, {vectors.shape[1]} for the {len(FINGERPRINT)} fingerprint inputs): "
         f"{WRONG_WHATEVER_THE_REFERENCE}"
     )
-    raise DimensionFailure("dimension.fixed-across-lengths", replace(result, detail=message), short)
+    failure = replace(result, detail=message)
+    raise DimensionFailure(judged_by(dimension.fixed_across_lengths), failure, short)
 
 
 def identify_by_vectors(client: EmbeddingsClient, cosine_atol: float) -> ReferenceSpec:

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 from conformance import __version__
 from conformance.reporting.results import requirement_result
 from conformance.requirements import CATALOGUE
-from conformance.verdicts.certification import Certification
+from conformance.verdicts.records import Certification
 from conformance.verdicts.status import Status
 from conformance.verdicts.tally import Tally
 

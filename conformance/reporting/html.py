@@ -31,7 +31,7 @@ from conformance.reporting.svgplot import (
     svg_plot,
     y_axis,
 )
-from conformance.verdicts.record import CheckRecord
+from conformance.verdicts.records import CheckRecord
 from conformance.verdicts.status import Status
 from conformance.verdicts.tally import retries_text
 

@@ -13,10 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.requirements import Requirement
-from conformance.verdicts.capabilities import CapabilityJudgement
-from conformance.verdicts.certification import Certification
-from conformance.verdicts.known_failures import KnownFailure
-from conformance.verdicts.record import CheckRecord, Measured, Transcript
+from conformance.verdicts.records import (
+    CapabilityJudgement,
+    Certification,
+    CheckRecord,
+    KnownFailure,
+    Measured,
+    Transcript,
+)
 from conformance.verdicts.status import Status
 from conformance.verdicts.tally import Verdict
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from conformance.checks.result import format_value
 from conformance.reporting import style
-from conformance.verdicts.certification import Certification
+from conformance.verdicts.records import Certification
 from conformance.verdicts.status import Status
 from conformance.verdicts.tally import Tally, Verdict, retries_text
 from conformance.wire import RequestCount

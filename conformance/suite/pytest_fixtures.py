@@ -15,18 +15,18 @@ from typing import Any
 import pytest
 
 from conformance.client import EmbeddingsClient, EndpointError, Exchange, parse_endpoint
+from conformance.client.preflight import PreflightError, open_client
 from conformance.corpus import BadRequest, Case, case, cases_tagged
-from conformance.expect import Expect
-from conformance.preflight import PreflightError, open_client
 from conformance.references import Recording, reference_cases
 from conformance.references.sources import (
     RecordError,
     record_endpoint,
     record_sentence_transformers,
 )
-from conformance.session import ConformanceSession
-from conformance.session_keys import session_of
-from conformance.settings import Settings
+from conformance.run.expect import Expect
+from conformance.run.session import ConformanceSession
+from conformance.run.session_keys import session_of
+from conformance.run.settings import Settings
 from conformance.verdicts.tally import LATENCY_KEY, REQUESTS_KEY, RETRIES_KEY
 
 

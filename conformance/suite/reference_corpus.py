@@ -13,9 +13,9 @@ from conformance.checks.agreement import Comparison
 from conformance.checks.result import Verdicts, format_value
 from conformance.client import Exchange
 from conformance.corpus import Case
-from conformance.expect import Expect
 from conformance.references import Recording, reference_cases
-from conformance.settings import Settings
+from conformance.run.expect import Expect
+from conformance.run.settings import Settings
 from conformance.suite.pytest_fixtures import Answers
 from conformance.tolerances import LARGE_BATCH
 from conformance.wire import Matrix

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from conformance.canary import canary_params, canary_texts
 from conformance.client import EndpointError, Exchange
 from conformance.references import Recording
+from conformance.run.canary import canary_params, canary_texts
 from conformance.suite.pytest_fixtures import Answers
 from conformance.suite.reference_corpus import large_batch_cases
 from conformance.suite.shapes import MANY_TOKENS, MOST_INPUTS, Input, Pool

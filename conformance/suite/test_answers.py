@@ -18,8 +18,8 @@ from conformance.checks import CheckResult, dimension, envelope, finite, normali
 from conformance.checks import input as input_checks
 from conformance.checks.result import Verdicts
 from conformance.corpus import cases_tagged
-from conformance.expect import Expect
 from conformance.requirements import judged_by
+from conformance.run.expect import Expect
 from conformance.suite.pytest_fixtures import AnswerOf
 
 # A check of one answer: the decoded batch, then the values of the rule's ``needs``.

@@ -7,8 +7,8 @@ import pytest
 
 from conformance.checks import base64, status
 from conformance.client import EmbeddingsClient, EndpointError, Exchange
-from conformance.expect import Expect
-from conformance.settings import Settings
+from conformance.run.expect import Expect
+from conformance.run.settings import Settings
 
 
 @pytest.mark.requirement("base64.honoured")

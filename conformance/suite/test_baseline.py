@@ -13,12 +13,12 @@ import pytest
 from conformance.checks import baseline as baseline_checks
 from conformance.checks.agreement import Comparison
 from conformance.corpus import load_bad_requests
-from conformance.expect import Expect
 from conformance.references import Recording
 from conformance.references.baseline import Baseline
 from conformance.references.shape import PROBE, error_answer, shape_of
-from conformance.session import ConformanceSession
-from conformance.settings import Settings
+from conformance.run.expect import Expect
+from conformance.run.session import ConformanceSession
+from conformance.run.settings import Settings
 from conformance.suite.pytest_fixtures import Answers, BadAnswers
 from conformance.suite.reference_corpus import CASES, OVER_CONTEXT, embed_cases, expect_agreement
 

@@ -6,8 +6,8 @@ import pytest
 
 from conformance.checks import batch
 from conformance.client import Exchange
-from conformance.expect import Expect
 from conformance.references import Recording
+from conformance.run.expect import Expect
 from conformance.suite.pytest_fixtures import Answers
 from conformance.suite.reference_corpus import large_batch_cases
 

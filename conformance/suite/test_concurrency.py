@@ -9,8 +9,8 @@ import pytest
 
 from conformance.checks import concurrency
 from conformance.client import Exchange
-from conformance.expect import Expect
-from conformance.settings import Settings
+from conformance.run.expect import Expect
+from conformance.run.settings import Settings
 from conformance.suite.pytest_fixtures import Answers
 
 CONCURRENCY = 16

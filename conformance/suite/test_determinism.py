@@ -6,7 +6,7 @@ import pytest
 
 from conformance.checks import determinism
 from conformance.client import Exchange
-from conformance.expect import Expect
+from conformance.run.expect import Expect
 from conformance.suite.pytest_fixtures import Answers
 
 

@@ -8,8 +8,8 @@ import pytest
 
 from conformance.checks import dimensions
 from conformance.client import Exchange
-from conformance.expect import Expect
-from conformance.settings import Settings
+from conformance.run.expect import Expect
+from conformance.run.settings import Settings
 from conformance.suite.pytest_fixtures import Answers
 
 SIZES = (32, 128)

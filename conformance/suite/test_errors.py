@@ -15,8 +15,8 @@ from conformance.checks.result import CheckResult
 from conformance.client import EmbeddingsClient, EndpointError, Exchange
 from conformance.client.http import RETRIED
 from conformance.corpus import BadRequest, load_bad_requests
-from conformance.expect import Expect
 from conformance.requirements import judged_by
+from conformance.run.expect import Expect
 from conformance.suite.pytest_fixtures import Answers, BadAnswers, send_bad_request
 
 BAD = {bad.id: bad for bad in load_bad_requests()}

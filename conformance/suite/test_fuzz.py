@@ -11,8 +11,8 @@ from hypothesis.errors import HypothesisException
 
 from conformance.checks import CheckResult, fuzz, status
 from conformance.client import EmbeddingsClient, EndpointError, Exchange
-from conformance.expect import Expect
-from conformance.settings import Settings
+from conformance.run.expect import Expect
+from conformance.run.settings import Settings
 from conformance.suite.strategies import Labelled, request_bodies
 
 # The bodies sent depend on this seed, the strategies and --fuzz-examples only: not on this

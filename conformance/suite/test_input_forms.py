@@ -12,8 +12,8 @@ import pytest
 from conformance.checks import input as input_checks
 from conformance.client import Exchange
 from conformance.corpus import case
-from conformance.expect import Expect
 from conformance.references import reference_cases
+from conformance.run.expect import Expect
 from conformance.suite.pytest_fixtures import Answers, Tokenizer
 from conformance.wire import Matrix
 

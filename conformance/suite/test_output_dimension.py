@@ -10,7 +10,7 @@ import pytest
 
 from conformance.checks import dimension
 from conformance.client import Exchange
-from conformance.expect import Expect
+from conformance.run.expect import Expect
 from conformance.suite.pytest_fixtures import Answers
 
 

@@ -9,9 +9,9 @@ import pytest
 from conformance.checks import reference, status
 from conformance.checks.agreement import Comparison, cosine_distances
 from conformance.corpus import Case
-from conformance.expect import Expect
 from conformance.references import Recording
-from conformance.settings import Settings
+from conformance.run.expect import Expect
+from conformance.run.settings import Settings
 from conformance.suite.pytest_fixtures import Answers
 from conformance.suite.reference_corpus import (
     CASES,

@@ -19,8 +19,8 @@ from hypothesis.strategies import SearchStrategy
 from conformance.checks import CheckResult, batch, concurrency, status
 from conformance.checks.status import is_refusal
 from conformance.client import Exchange
-from conformance.expect import Expect
-from conformance.settings import Settings
+from conformance.run.expect import Expect
+from conformance.run.settings import Settings
 from conformance.suite.pytest_fixtures import Answers
 from conformance.suite.shape_fixtures import LimitRequest
 from conformance.suite.shapes import (

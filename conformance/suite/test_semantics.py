@@ -9,7 +9,7 @@ import pytest
 
 from conformance.checks import semantics
 from conformance.corpus import load_triplets
-from conformance.expect import Expect
+from conformance.run.expect import Expect
 from conformance.suite.pytest_fixtures import Answers, cut_to_fit
 from conformance.suite.reference_corpus import CASES, embed_texts
 

@@ -1,6 +1,6 @@
 """State: no request changes the answers to the next ones (the state canary).
 
-The canary (``conformance.canary``: one request of a few fixed corpus sentences) is asked by the
+The canary (``conformance.run.canary``: one request of a few fixed corpus sentences) is asked by the
 controller before any test, here right after each of the run's heaviest requests (at OpenAI's
 documented limits: ``shape_fixtures.limit_requests``), and by the controller again at the run's
 end, after every test of every worker; each answer must be its first."""
@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.canary import CANARY_CASES, vectors_of
 from conformance.checks import state
 from conformance.checks.state import FIRST, CanaryAnswer
-from conformance.expect import Expect
-from conformance.session import ConformanceSession
+from conformance.run.canary import CANARY_CASES, vectors_of
+from conformance.run.expect import Expect
+from conformance.run.session import ConformanceSession
 from conformance.suite.shape_fixtures import LimitRequest
 
 

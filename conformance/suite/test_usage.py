@@ -8,9 +8,9 @@ import pytest
 from conformance.checks import usage
 from conformance.checks.agreement import cosine_distances
 from conformance.client import Exchange
-from conformance.expect import Expect
 from conformance.references import Recording
-from conformance.settings import Settings
+from conformance.run.expect import Expect
+from conformance.run.settings import Settings
 from conformance.suite.pytest_fixtures import Answers
 from conformance.suite.reference_corpus import compared_cases, no_token_ids, spread
 from conformance.wire import EmbeddingBatch, Vector

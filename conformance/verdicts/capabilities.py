@@ -16,12 +16,12 @@ refused or wrong FAILS; one served but not declared is noted. The file is TOML::
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from conformance.requirements import BY_ID, CATALOGUE, Capability
 from conformance.tolerances import LARGE_BATCH
+from conformance.verdicts.records import CapabilityJudgement
 from conformance.verdicts.status import Status
 from conformance.verdicts.tally import Tally
 
@@ -31,17 +31,8 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 
-# capability -> the requirements that measure it
-MEASURED_BY: dict[str, tuple[str, ...]] = {
-    "token_ids": ("input.token-ids", "input.token-id-arrays", "reference.token-ids"),
-    "dimensions": ("dimensions.honoured", "dimensions.renormalized"),
-    "base64": ("base64.honoured", "base64.decodes", "base64.float-parity", "base64.openai-client"),
-    "normalized": ("normalization.unit-norm",),
-    "max_batch": ("batch.large",),
-    "max_tokens": (),  # recorded with the run; the suite reads the context from the server
-}
 PROMISE_KEPT = {Status.PASS: "declared, and served right", Status.FAIL: "declared, and FAILS"}
-KINDS: dict[str, type] = {
+KINDS: dict[Capability, type] = {
     "token_ids": bool,
     "dimensions": bool,
     "base64": bool,
@@ -49,23 +40,10 @@ KINDS: dict[str, type] = {
     "max_batch": int,
     "max_tokens": int,
 }
-
-
-@dataclass(frozen=True)
-class CapabilityJudgement:
-    """The capability that measures a requirement, whether it was declared, and what the
-    vendor's word came to against the answers."""
-
-    name: str
-    declared: bool
-    judgement: str
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> CapabilityJudgement:
-        return cls(str(data.get("name", "")), bool(data.get("declared")), str(data["judgement"]))
+# capability -> the requirements that measure it, as the catalogue says
+MEASURED_BY: dict[Capability, tuple[str, ...]] = {
+    name: tuple(r.id for r in CATALOGUE if r.capability == name) for name in KINDS
+}
 
 
 def load_capabilities(path: str | Path) -> dict[str, Any]:
@@ -94,10 +72,8 @@ def load_capabilities(path: str | Path) -> dict[str, Any]:
 
 def claims(declared: dict[str, Any], requirement: str) -> str | None:
     """The declared capability that makes ``requirement`` a promise (None: not promised)."""
-    for name, requirements in MEASURED_BY.items():
-        if requirement in requirements and _promised(name, declared.get(name)):
-            return name
-    return None
+    name = BY_ID[requirement].capability
+    return name if name is not None and _promised(name, declared.get(name)) else None
 
 
 def _promised(name: str, value: Any) -> bool:

@@ -9,7 +9,8 @@ from typing import Any
 
 from conformance.verdicts.baseline_gate import regressions
 from conformance.verdicts.capabilities import judge_capabilities
-from conformance.verdicts.known_failures import KnownFailure, apply_known_failures
+from conformance.verdicts.known_failures import apply_known_failures
+from conformance.verdicts.records import KnownFailure
 from conformance.verdicts.status import Status
 from conformance.verdicts.tally import Tally
 

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from conformance.corpus import load_cases
 from conformance.requirements import BY_ID
+from conformance.verdicts.records import KnownFailure
 from conformance.verdicts.status import Status
 from conformance.verdicts.tally import Tally
 
@@ -31,25 +32,6 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 CORPORA = ("core", "reference")  # the packaged corpora whose case ids an entry may name
-
-
-@dataclass(frozen=True)
-class KnownFailure:
-    requirement: str
-    reason: str
-    link: str | None = None
-    case: str | None = None
-
-    def covers(self, requirement: str, case: str | None) -> bool:
-        return requirement == self.requirement and self.case in (None, case)
-
-    def to_json(self) -> dict[str, Any]:
-        """As results.json shows it under a requirement (the requirement is its key)."""
-        return {"reason": self.reason, "link": self.link, "case": self.case}
-
-    @classmethod
-    def from_json(cls, requirement: str, data: Mapping[str, Any]) -> KnownFailure:
-        return cls(requirement, str(data.get("reason", "")), data.get("link"), data.get("case"))
 
 
 def _entry(number: int, raw: Any, cases: set[str]) -> KnownFailure:

@@ -9,16 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from conformance.requirements import CATALOGUE, Requirement
-from conformance.verdicts.record import CheckRecord, Measured, Transcript
+from conformance.verdicts.records import (
+    CapabilityJudgement,
+    CheckRecord,
+    KnownFailure,
+    Measured,
+    Transcript,
+)
 from conformance.verdicts.status import PRECEDENCE, Status
 from conformance.wire import RequestCount
-
-if TYPE_CHECKING:
-    from conformance.verdicts.capabilities import CapabilityJudgement
-    from conformance.verdicts.known_failures import KnownFailure
 
 REQUIREMENTS_KEY = "conformance.requirements"
 CHECK_KEY = "conformance.check"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from conformance.client import EmbeddingsClient, parse_endpoint
 from conformance.client.http import RETRIES
-from conformance.preflight import open_client
+from conformance.client.preflight import open_client
 from conformance.wire import RequestCount
 
 

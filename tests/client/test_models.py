@@ -11,8 +11,8 @@ import pytest
 from conformance.client import Endpoint
 from conformance.client.http import HttpReply
 from conformance.client.models import ListedModel, ModelList, decode_models
-from conformance.fingerprint import server_fingerprint
-from conformance.preflight import PreflightError, discover_model
+from conformance.client.preflight import PreflightError, discover_model
+from conformance.run.fingerprint import server_fingerprint
 
 
 def listing(*entries: Any) -> bytes:

@@ -3,7 +3,7 @@ of verdicts, the summary and the results file. ``plugin.py`` only hands pytest's
 
 Under xdist the controller runs the preflight and resolves the settings (the model it found, the
 reference it chose); each worker receives them once, as plain data, and repeats neither. The
-controller also asks the state canary (``conformance.canary``) before any test, hands its answer
+controller also asks the state canary (``conformance.run.canary``) before any test, hands its answer
 to the workers, and asks it again once every worker has finished.
 """
 
@@ -17,13 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from conformance.builtin import builtin_transport, start_builtin
-from conformance.canary import STATE, FirstAnswer, StateCanary
 from conformance.client import EmbeddingsClient, parse_endpoint
-from conformance.expect import check_record
-from conformance.fingerprint import server_fingerprint
+from conformance.client.preflight import PreflightError, check_embeddings_route, open_client
 from conformance.options import given_options
-from conformance.preflight import PreflightError, check_embeddings_route, open_client
 from conformance.references import GoldenError, ReferenceSpec
 from conformance.references.baseline import Baseline, load_baseline
 from conformance.references.identify import DimensionFailure, choose_reference
@@ -31,25 +27,27 @@ from conformance.reporting import integrity
 from conformance.reporting.terminal import SummaryLine, summary_lines
 from conformance.reporting.writer import write_run
 from conformance.requirements import CATALOGUE
-from conformance.run_report import NO_SERVER, header_lines, results_document, run_section
-from conformance.selection import chosen, in_play, select
-from conformance.session_keys import CANARY_KEY, SETTINGS_KEY
-from conformance.settings import Settings, resolve_settings
-from conformance.verdicts.certification import (
-    Certification,
-    certification,
-    refuse_uncertifiable,
-)
-from conformance.verdicts.judge import fails_for_rules, judge_run
-from conformance.verdicts.known_failures import KnownFailure, from_json
-from conformance.verdicts.outcomes import (
+from conformance.run.builtin import builtin_transport, start_builtin
+from conformance.run.canary import STATE, FirstAnswer, StateCanary
+from conformance.run.certify import refuse_uncertifiable
+from conformance.run.expect import check_record
+from conformance.run.fingerprint import server_fingerprint
+from conformance.run.outcomes import (
     add_report,
     excuse_known_failure,
     fail_before_any_test,
 )
+from conformance.run.report import NO_SERVER, header_lines, results_document, run_section
+from conformance.run.selection import chosen, in_play, select
+from conformance.run.session_keys import CANARY_KEY, SETTINGS_KEY
+from conformance.run.settings import Settings, resolve_settings
+from conformance.verdicts.certification import certification
+from conformance.verdicts.judge import fails_for_rules, judge_run
+from conformance.verdicts.known_failures import from_json
+from conformance.verdicts.records import Certification, KnownFailure
 from conformance.verdicts.tally import Tally
 
-if TYPE_CHECKING:  # started by conformance.builtin only for --endpoint builtin
+if TYPE_CHECKING:  # started by conformance.run.builtin only for --endpoint builtin
     from conformance.server.process import ServerProcess
 
 COLLECT_ONLY_URL = "http://builtin.invalid"  # collecting needs no server

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from conformance.verdicts.known_failures import KnownFailure, covering
-from conformance.verdicts.record import CheckRecord
+from conformance.verdicts.known_failures import covering
+from conformance.verdicts.records import CheckRecord, KnownFailure
 from conformance.verdicts.status import Status
 from conformance.verdicts.tally import CHECK_KEY, Tally, requirements_of
 

@@ -6,7 +6,7 @@ import json
 import pickle
 
 from conformance.checks.result import at_most
-from conformance.verdicts.record import CheckRecord, Transcript
+from conformance.verdicts.records import CheckRecord, Transcript
 from conformance.verdicts.status import Status
 from conformance.verdicts.tally import CHECK_KEY, REQUIREMENTS_KEY, Tally
 

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from conformance.session import ConformanceSession
+    from conformance.run.session import ConformanceSession
 
 SETTINGS_KEY = "conformance_settings"  # in xdist's workerinput: the controller's settings
-CANARY_KEY = "conformance_canary"  # and the state canary's first answer (conformance.canary)
+CANARY_KEY = "conformance_canary"  # and the state canary's first answer (conformance.run.canary)
 SESSION_KEY = pytest.StashKey["ConformanceSession"]()
 
 

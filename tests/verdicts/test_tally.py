@@ -22,7 +22,7 @@ from conformance.reporting.terminal import (
     summary_lines,
 )
 from conformance.requirements import CATALOGUE
-from conformance.verdicts.record import CheckRecord
+from conformance.verdicts.records import CheckRecord
 from conformance.verdicts.tally import (
     CHECK_KEY,
     REQUESTS_KEY,

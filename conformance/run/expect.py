@@ -18,12 +18,17 @@ import numpy as np
 import pytest
 
 from conformance.checks import CheckResult
-from conformance.checks.status import check_embedded, is_refusal, not_a_refusal
+from conformance.checks.status import (
+    check_embedded,
+    declared_but_refused,
+    is_refusal,
+    not_a_refusal,
+)
 from conformance.checks.status import unmeasurable as check_unmeasurable
 from conformance.client import Exchange
 from conformance.requirements import BY_ID
 from conformance.verdicts.capabilities import claims
-from conformance.verdicts.record import CheckRecord
+from conformance.verdicts.records import CheckRecord
 from conformance.verdicts.tally import CHECK_KEY, NOTE_KEY, SERIES_KEY, UNSUPPORTED_PREFIX
 from conformance.wire import EmbeddingBatch, Matrix
 
@@ -158,15 +163,8 @@ class Expect:
             requirement_id = self.requirement_id
             promise = claims(dict(self.capabilities), requirement_id)
             if promise is not None:  # a declared feature may not be refused
+                self(declared_but_refused(exchange.status, what, promise), exchange=exchange)
                 refusal = f"{what} refused with HTTP {exchange.status}"
-                result = CheckResult(
-                    False,
-                    f"HTTP {exchange.status}",
-                    "served",
-                    None,
-                    f"{refusal}, but --capabilities declares {promise}",
-                )
-                self(result, exchange=exchange)
                 pytest.skip(f"{requirement_id}: {refusal}")  # reached only for a SHOULD
             unsupported(f"{what} cleanly refused with HTTP {exchange.status}")
         reason = not_a_refusal(exchange.status)

@@ -8,7 +8,7 @@ import pytest
 
 from conformance.options import selects
 from conformance.requirements import BY_ID, GATE_PREFIX, Requirement, in_profile
-from conformance.settings import Settings
+from conformance.run.settings import Settings
 from conformance.verdicts.tally import REQUIREMENTS_KEY
 
 

@@ -1,7 +1,9 @@
-"""What one check recorded (``CheckRecord``), and what a failure leaves for the reports
-(``Transcript``). Both cross process and file boundaries as plain data: xdist ships a test's
-``user_properties`` between processes, results.json stores them; ``to_json``/``from_json``
-are the only conversions."""
+"""Every record the verdict rules make or read: what one check recorded (``CheckRecord``),
+what a failure leaves for the reports (``Transcript``), a vendor's known failure
+(``KnownFailure``), what a declared capability came to (``CapabilityJudgement``) and a
+certification's verdict (``Certification``). They cross process and file boundaries as plain
+data: xdist ships a test's ``user_properties`` between processes, results.json stores them;
+``to_json``/``from_json`` are the only conversions."""
 
 from __future__ import annotations
 
@@ -109,3 +111,57 @@ class Transcript:
             data.get("response"),
             data.get("reproducer"),
         )
+
+
+@dataclass(frozen=True)
+class KnownFailure:
+    requirement: str
+    reason: str
+    link: str | None = None
+    case: str | None = None
+
+    def covers(self, requirement: str, case: str | None) -> bool:
+        return requirement == self.requirement and self.case in (None, case)
+
+    def to_json(self) -> dict[str, Any]:
+        """As results.json shows it under a requirement (the requirement is its key)."""
+        return {"reason": self.reason, "link": self.link, "case": self.case}
+
+    @classmethod
+    def from_json(cls, requirement: str, data: Mapping[str, Any]) -> KnownFailure:
+        return cls(requirement, str(data.get("reason", "")), data.get("link"), data.get("case"))
+
+
+@dataclass(frozen=True)
+class CapabilityJudgement:
+    """The capability that measures a requirement, whether it was declared, and what the
+    vendor's word came to against the answers."""
+
+    name: str
+    declared: bool
+    judgement: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CapabilityJudgement:
+        return cls(str(data.get("name", "")), bool(data.get("declared")), str(data["judgement"]))
+
+
+@dataclass(frozen=True)
+class Certification:
+    certified: bool
+    reasons: tuple[str, ...]  # why not (empty when certified)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"certified": self.certified, "reasons": list(self.reasons)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Certification:
+        return cls(bool(data["certified"]), tuple(str(r) for r in data.get("reasons", [])))
+
+    def line(self) -> str:
+        """``CERTIFIED: ...`` or ``NOT CERTIFIED: ...``, for the terminal."""
+        word = "CERTIFIED" if self.certified else "NOT CERTIFIED"
+        return f"{word}: " + ("; ".join(self.reasons) or "every MUST passed")

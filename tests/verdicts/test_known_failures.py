@@ -7,7 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from conformance.verdicts.capabilities import claims, judge_capabilities, load_capabilities
+from conformance.verdicts.capabilities import (
+    MEASURED_BY,
+    claims,
+    judge_capabilities,
+    load_capabilities,
+)
 from conformance.verdicts.known_failures import (
     KnownFailure,
     apply_known_failures,
@@ -103,6 +108,23 @@ def test_capabilities_are_read_strictly(tmp_path: Path) -> None:
     ]:
         with pytest.raises(ValueError, match=message):
             load_capabilities(toml(tmp_path, text))
+
+
+def test_each_capability_is_measured_by_the_requirements_the_catalogue_names() -> None:
+    assert MEASURED_BY == {
+        "token_ids": ("input.token-ids", "input.token-id-arrays", "reference.token-ids"),
+        "dimensions": ("dimensions.honoured", "dimensions.renormalized"),
+        "base64": (
+            "base64.honoured",
+            "base64.decodes",
+            "base64.float-parity",
+            "base64.openai-client",
+        ),
+        "normalized": ("normalization.unit-norm",),
+        "max_batch": ("batch.large",),
+        "max_tokens": (),  # recorded with the run; the suite reads the context from the server
+    }
+    assert claims({"token_ids": True}, "envelope.object-list") is None  # no capability's
 
 
 def test_a_capability_is_promised_only_when_declared() -> None:

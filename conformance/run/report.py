@@ -18,8 +18,8 @@ from conformance.references.baseline import Baseline
 from conformance.reporting import integrity
 from conformance.reporting.document import build_document, redact_options
 from conformance.reporting.terminal import NOT_COMPARED
-from conformance.settings import Settings
-from conformance.verdicts.certification import Certification
+from conformance.run.settings import Settings
+from conformance.verdicts.records import Certification
 from conformance.verdicts.tally import Tally
 
 NO_SERVER: dict[str, Any] = {"models": [], "server_header": None, "version": None}

@@ -23,13 +23,14 @@ from conformance.checks.state import FIRST, CanaryAnswer, unchanged
 from conformance.checks.status import unmeasurable
 from conformance.client import EmbeddingsClient, EndpointError, Exchange
 from conformance.corpus import case
-from conformance.expect import check_record, failure_message
 from conformance.reporting.terminal import SummaryLine
+from conformance.requirements import judged_by
+from conformance.run.expect import check_record, failure_message
 from conformance.verdicts.status import Status
 from conformance.verdicts.tally import CHECK_KEY, LATENCY_KEY, REQUIREMENTS_KEY, Tally
 from conformance.wire import Matrix
 
-STATE = "state.unchanged"
+STATE = judged_by(unchanged)
 CANARY_CASES = ("batch-02", "batch-03", "batch-19", "batch-23")  # short sentences, few tokens
 AT_THE_START = "state canary: the run's start"
 AT_THE_END = "state canary: the run's end"

@@ -1,0 +1,79 @@
+"""The house's plan (README, "Project layout"): every room of the package on a floor, and every
+import points down. The rooms are drawn from the imports by scripts/house.py.
+
+The pure rooms are held tighter than their floor: the checks, the verdict rules and the
+renderers may import only the rooms named below them here (their runtime loads are probed in
+tests/test_purity.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "house.py"
+
+PLAN = (  # floor 0 first
+    {"wire", "tolerances", "corpus", "files", "runtime_dir"},  # plain data and limits
+    {"requirements", "checks", "client", "variants"},  # the catalogue, pure checks, HTTP
+    {"verdicts", "server"},  # the verdict rules; the bundled server (the judged)
+    {"reporting", "options"},  # renderers; every option (the plugin's light path)
+    {"references"},  # goldens, live references, the baseline
+    {"run", "bench", "matrix"},  # one pytest run's machinery; the bench; the matrix
+    {"suite", "plugin", "cli"},  # the packaged tests, the pytest entry point, the commands
+)
+CHECKS = {"tolerances", "wire"}
+VERDICTS = CHECKS | {"checks", "corpus", "requirements"}
+PURE = {"checks": CHECKS, "verdicts": VERDICTS, "reporting": VERDICTS | {"verdicts", "files"}}
+
+
+@pytest.fixture(scope="module")
+def house() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("house", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def floor_of(room: str) -> int:
+    return next(level for level, rooms in enumerate(PLAN) if room in rooms)
+
+
+def test_every_room_is_on_one_floor_of_the_plan(house: ModuleType) -> None:
+    planned = [room for rooms in PLAN for room in rooms]
+    assert sorted(planned) == sorted(set(planned))
+    assert set(planned) == set(house.rooms())
+
+
+def test_no_import_points_up_or_sideways(house: ModuleType) -> None:
+    upward = {
+        (room, target)
+        for room, targets in house.arrows().items()
+        for target in targets
+        if floor_of(target) >= floor_of(room)
+    }
+    assert upward == set()
+
+
+@pytest.mark.parametrize("room", sorted(PURE))
+def test_a_pure_room_imports_only_what_lies_below_it(house: ModuleType, room: str) -> None:
+    assert house.arrows()[room] - PURE[room] == set()
+
+
+def test_the_drawing_sees_lazy_and_typing_imports(house: ModuleType) -> None:
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from conformance.run.session import ConformanceSession\n"
+        "def later():\n    from conformance import variants\n"
+    )
+    named = {house.room_of(m) for m in house.imported(source)}
+    assert {"run", "variants"} <= named
+
+
+def test_a_cycle_has_no_floors(house: ModuleType) -> None:
+    with pytest.raises(ValueError, match="cycle: a -> b -> a"):
+        house.floors({"a": {"b"}, "b": {"a"}})
+    assert house.floors({"a": {"b"}, "b": set()}) == {"a": 1, "b": 0}
