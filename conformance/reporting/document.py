@@ -32,8 +32,11 @@ def schema() -> dict[str, Any]:
 
 
 def catalogue_sha256() -> str:
-    """Digest of every requirement as declared: equal digests, the same requirements judged."""
-    canonical = json.dumps([asdict(r) for r in CATALOGUE], sort_keys=True).encode("utf-8")
+    """Digest of every requirement as declared: equal digests, the same requirements judged.
+    A requirement's ``capability`` is left out: it says how a vendor's --capabilities file is
+    read, not what is judged (a run without one judges alike whatever it says)."""
+    declared = [{k: v for k, v in asdict(r).items() if k != "capability"} for r in CATALOGUE]
+    canonical = json.dumps(declared, sort_keys=True).encode("utf-8")
     return hashlib.sha256(canonical).hexdigest()
 
 
