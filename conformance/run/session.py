@@ -32,6 +32,7 @@ from conformance.run.canary import STATE, FirstAnswer, StateCanary
 from conformance.run.certify import refuse_uncertifiable
 from conformance.run.expect import check_record
 from conformance.run.fingerprint import server_fingerprint
+from conformance.run.hypothesis_home import leave_home, take_home
 from conformance.run.outcomes import (
     add_report,
     excuse_known_failure,
@@ -78,6 +79,7 @@ class ConformanceSession:
 
     def __post_init__(self) -> None:
         self.tally = Tally(r for r in CATALOGUE if in_play(self.settings, r))
+        self.hypothesis_home = take_home()  # not ./.hypothesis: removed at stop
         entries = self.settings.known_failures
         self.known_failures: tuple[KnownFailure, ...] = (
             from_json(entries["entries"]) if entries else ()
@@ -123,6 +125,7 @@ class ConformanceSession:
         return None if first is None else first.to_json()
 
     def stop(self) -> None:
+        leave_home(self.hypothesis_home)
         if self.server is not None:
             self.server.stop()
 

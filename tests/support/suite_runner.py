@@ -64,4 +64,6 @@ def run_suite(workdir: Path, *args: str, env: dict[str, str] | None = None) -> S
         timeout=600,
     )
     results = json.loads(results_path.read_text()) if results_path.exists() else None
+    # A run leaves nothing in the folder it ran in: Hypothesis's caches go to a home of the run's.
+    assert not (workdir / ".hypothesis").exists(), "the run left ./.hypothesis behind"
     return SuiteRun(completed.returncode, completed.stdout + completed.stderr, results)
