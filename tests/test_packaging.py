@@ -104,28 +104,42 @@ def data_files() -> list[str]:
     return sorted(p.relative_to(REPO).as_posix() for p in found)
 
 
+def package_data_files() -> list[str]:
+    """The data inside conformance/ itself (py.typed, schemas, stylesheets, the peers file):
+    every file there but Python source, as the package-data globs must carry it."""
+    found = (
+        p
+        for p in (REPO / "conformance").rglob("*")
+        if p.is_file() and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts
+    )
+    return sorted(p.relative_to(REPO).as_posix() for p in found)
+
+
 def source_packages() -> list[str]:
     """Every directory under conformance/ with an __init__.py, as a dotted name."""
     inits = (REPO / "conformance").rglob("__init__.py")
     return sorted(".".join(p.parent.relative_to(REPO).parts) for p in inits)
 
 
-def test_data_files_are_found_at_the_top_level() -> None:
+def test_data_files_are_found() -> None:
     """Guards the two tests below against passing on an empty list."""
     files = data_files()
     assert {"fixtures/__init__.py", "fixtures/core.json", "golden/__init__.py"} <= set(files)
     assert "golden/all-MiniLM-L6-v2/sentence-transformers/vectors.npy" in files
+    assert {"conformance/py.typed", "conformance/reporting/report.css"} <= set(package_data_files())
 
 
 def test_wheel_carries_every_data_file_and_py_typed(distributions: Distributions) -> None:
     """The wheel is what users install: a file missing here is missing from every install."""
-    expected = {f"conformance/{name}" for name in data_files()} | {"conformance/py.typed"}
+    expected = {f"conformance/{name}" for name in data_files()} | set(package_data_files())
     assert sorted(expected - distributions.wheel) == []
 
 
 def test_sdist_carries_every_data_file(distributions: Distributions) -> None:
-    """Distributions rebuild wheels from the sdist: it must hold the top-level data directories."""
-    assert sorted(set(data_files()) - distributions.sdist) == []
+    """Distributions rebuild wheels from the sdist: it must hold the top-level data directories
+    and the package's own data."""
+    expected = set(data_files()) | set(package_data_files())
+    assert sorted(expected - distributions.sdist) == []
 
 
 def test_wheel_has_every_package_of_the_source_tree(distributions: Distributions) -> None:

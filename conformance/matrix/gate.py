@@ -22,6 +22,8 @@ from conformance.matrix import processes
 from conformance.matrix.build import Outcome, Progress, model_folder, run_suite, serving_peer
 from conformance.matrix.peers import Catalogue, Peer, expand
 from conformance.reporting import compare
+from conformance.reporting.compare_markdown import render_diff_markdown
+from conformance.reporting.escape import markdown_text
 from conformance.requirements import CATALOGUE, GATE_PREFIX
 
 GATE_REQUIREMENTS = tuple(r.id for r in CATALOGUE if r.id.startswith(GATE_PREFIX))
@@ -82,15 +84,17 @@ def _judge(args: list[str], codes: list[int | None]) -> Step:
 
 
 def render(out: Path, labels: tuple[str, str], code: int | None) -> str:
-    """gate.md from the two results documents in ``out``."""
+    """gate.md from the two results documents in ``out``; their text (a server's details, its
+    version in the labels) escaped as Markdown."""
     before = json.loads((out / "before.json").read_text(encoding="utf-8"))
     after = json.loads((out / "after.json").read_text(encoding="utf-8"))
     regressions = after.get("baseline", {}).get("regressions", [])
     verdict = "PASSED" if code == 0 else "FAILED"
+    day = markdown_text(after["run"]["finished"][:10])
     lines = [
-        f"# Upgrade gate: {labels[0]} → {labels[1]}",
+        f"# Upgrade gate: {markdown_text(labels[0])} → {markdown_text(labels[1])}",
         "",
-        f"Run {after['run']['finished'][:10]} by `embedding-conformance matrix gate`: "
+        f"Run {day} by `embedding-conformance matrix gate`: "
         "the README's recipe on two real servers. While the old release served:",
         "`embedding-conformance golden record --from-endpoint URL --out baseline` and "
         "`pytest --endpoint URL --results-json baseline/results.json`; then, on the new "
@@ -105,15 +109,16 @@ def render(out: Path, labels: tuple[str, str], code: int | None) -> str:
         details = [case["detail"] for case in entry.get("worst_cases", [])[:2]]
         details += [failure["detail"] for failure in entry.get("failures", [])[:3]]
         text = "; ".join(_plain_url(detail) for detail in details)
-        lines.append(f"- `{requirement}` {entry.get('status', 'NOT RUN')}: {text}")
+        status = markdown_text(entry.get("status", "NOT RUN"))
+        lines.append(f"- `{requirement}` {status}: {markdown_text(text)}")
     lines += ["", "Requirements doing worse than on the old release:", ""]
-    lines += [f"- REGRESSION {line}" for line in regressions] or ["- none"]
+    lines += [f"- REGRESSION {markdown_text(line)}" for line in regressions] or ["- none"]
     runs = [
         compare.Run(out / "before.json", before, labels[0]),
         compare.Run(out / "after.json", after, labels[1]),
     ]
     lines += ["", "## What changed between the two runs", ""]
-    lines.append(compare.render_diff_markdown(compare.diff(*runs)).rstrip())
+    lines.append(render_diff_markdown(compare.diff(*runs)).rstrip())
     return "\n".join(lines) + "\n"
 
 

@@ -8,15 +8,22 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from conformance.files import write_text_atomically
 from conformance.matrix import triage
-from conformance.reporting import compare
+from conformance.reporting import compare, compare_html, compare_markdown
 from conformance.reporting.document import catalogue_sha256
-from conformance.reporting.escape import html_prose, html_text, markdown_prose, markdown_text
-from conformance.reporting.html import duration_text, plural
+from conformance.reporting.escape import (
+    html_prose,
+    html_text,
+    markdown_link,
+    markdown_prose,
+    markdown_text,
+)
+from conformance.reporting.wording import duration_text, plural
 
 COMMAND = "tox -e matrix"  # = embedding-conformance matrix build --out docs/compatibility
 PAGES = ("README.md", "index.html")
@@ -33,7 +40,7 @@ Failure = tuple[str, str, "triage.Line | None"]  # requirement, level, its triag
 
 
 @dataclass(frozen=True)
-class Matrix:
+class Published:
     """What both pages show: the manifest, each peer's results, the triage, the table."""
 
     manifest: Mapping[str, Any]
@@ -60,7 +67,7 @@ def render_pages(out: Path, catalogue: str | None = None) -> dict[str, str]:
     lines = {line.key: line for line in triage.load(out / triage.FILE)}
     catalogue = catalogue_sha256() if catalogue is None else catalogue
     runs = [_run(entry, documents, catalogue) for entry in manifest["peers"]]
-    matrix = Matrix(manifest, documents, lines, runs, compare.matrix(runs), catalogue)
+    matrix = Published(manifest, documents, lines, runs, compare.comparison_rows(runs), catalogue)
     return {"README.md": _markdown(matrix), "index.html": _html(matrix)}
 
 
@@ -120,7 +127,7 @@ def _judged_text(entry: Mapping[str, Any]) -> str:
     return ", ".join(f"{name} {value}" for name, value in shown.items())
 
 
-def _stale_notice(matrix: Matrix) -> str | None:
+def _stale_notice(matrix: Published) -> str | None:
     names = [e["name"] for e in matrix.manifest["peers"] if stale(e, matrix.catalogue)]
     if not names:
         return None
@@ -167,19 +174,22 @@ INTRO = (
 # Markdown
 
 
-def _markdown(matrix: Matrix) -> str:
+def _markdown(matrix: Published) -> str:
     out = ["# Compatibility matrix", "", INTRO, "", _built_line(matrix.manifest)]
     if notice := _stale_notice(matrix):
         out += ["", f"**{markdown_text(notice)}**"]
     out += ["", f"Rebuild it with `{COMMAND}` from a clone (see the project README).", ""]
     out += ["## Peers", ""]
     out += _peer_table(matrix)
-    table = compare.render_markdown(matrix.runs, matrix.rows).rstrip()
+    table = compare_markdown.render_markdown(matrix.runs, matrix.rows).rstrip()
     out += ["", "## Requirements by peer", "", table, "", "## Triage", "", TRIAGE_KEY, ""]
     for entry, fails in matrix.failures():
         out += [f"### {markdown_text(_label(entry))}", ""]
         for cause, members in grouped(fails):
-            item = [f"`{i}` ({level}): {_line_text(line)}" for i, level, line in members]
+            item = [
+                f"{markdown_prose(f'`{i}` ({level})')}: {_line_text(line)}"
+                for i, level, line in members
+            ]
             if cause:
                 head = f"**{ROOT_CAUSE}: {markdown_prose(cause)}** ({_fail_count(members)}):"
                 out += [f"- {head}", *(f"  - {text}" for text in item)]
@@ -230,7 +240,7 @@ def _flags(line: triage.Line) -> list[tuple[str, str]]:
     return [(flag, text) for flag, text in flags if text]
 
 
-def _peer_table(matrix: Matrix) -> list[str]:
+def _peer_table(matrix: Published) -> list[str]:
     header = (
         "| Peer | Version | What runs | Judged with | Start-up | Suite | Verdict | MUST failed "
         "| SHOULD failed |"
@@ -247,7 +257,7 @@ def _peer_table(matrix: Matrix) -> list[str]:
         if stale(entry, matrix.catalogue):
             judged = f"**{STALE}**: {judged}"
         out.append(
-            f"| [{markdown_text(entry['title'])}]({entry['homepage']}) | "
+            f"| {markdown_link(entry['title'], entry['homepage'])} | "
             f"{markdown_text(entry.get('version') or '—')} | "
             f"{markdown_text(entry.get('about') or '—')} | {judged} | "
             f"{_duration(entry.get('startup_s'))} | "
@@ -282,25 +292,20 @@ def _line_text(line: triage.Line | None) -> str:
     for flag, explained in _flags(line):
         text += f" **{flag.upper()}:** {markdown_prose(explained)}"
     if line.link:
-        text += f" ([{_link_word(line.link)}]({line.link}))"
+        text += f" ({markdown_link(_link_word(line.link), line.link)})"
     return text
 
 
 # HTML
 
 
-# Wrapping cells keep the peer table within the window however many peers it lists; the flags
-# and root causes of the triage stand out from its prose.
-CSS = """
-table.peers{width:100%}table.peers td,table.peers th{white-space:normal;vertical-align:top}
-table.peers td.judged{font:12px ui-monospace,SFMono-Regular,Menlo,monospace}
-table.peers td.n{white-space:nowrap}
-.flag{display:inline-block;padding:0 6px;border-radius:4px;font-size:11px;font-weight:600;
-text-transform:uppercase;letter-spacing:.03em}
-.flag.judgement{background:#fff8c5;color:#7d4e00}.flag.setting{background:#ddf4ff;color:#0550ae}
-.flag.stale{background:#ffebe9;color:#a40e26}
-li.cause>ul{margin:.2em 0 .4em}
-"""
+def _stylesheet() -> str:
+    """publish.css (package data), after the compare page's own: wrapping cells keep the peer
+    table within the window however many peers it lists; the triage's flags and root causes
+    stand out from its prose."""
+    return resources.files("conformance.matrix").joinpath("publish.css").read_text("utf-8")
+
+
 FLAG_CSS = {JUDGEMENT: "judgement", SETTING: "setting", STALE: "stale"}
 
 
@@ -308,7 +313,7 @@ def _flag_html(flag: str) -> str:
     return f'<span class="flag {FLAG_CSS[flag]}">{html_text(flag)}</span>'
 
 
-def _html(matrix: Matrix) -> str:
+def _html(matrix: Published) -> str:
     e = html_text
     preface = [f"<p>{e(INTRO)}</p>", f"<p>{e(_built_line(matrix.manifest))}</p>"]
     if notice := _stale_notice(matrix):
@@ -350,13 +355,13 @@ def _html(matrix: Matrix) -> str:
                 ]
             appendix += items
         appendix.append("</ul>")
-    return compare.render_html(
+    return compare_html.render_html(
         matrix.runs,
         matrix.rows,
         title="Compatibility matrix",
         preface=preface,
         appendix=appendix,
-        css=CSS,
+        css=_stylesheet(),
     )
 
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from conformance.files import write_text_atomically
-from conformance.reporting import compare
+from conformance.reporting import compare, compare_html, compare_markdown, compare_terminal
 
 FORMATS = ("terminal", "markdown", "html")
 EXIT_REGRESSION = 1
@@ -55,17 +55,17 @@ def render(args: argparse.Namespace, runs: list[compare.Run]) -> tuple[str, int]
     if args.diff:
         result = compare.diff(*runs)
         renderer = {
-            "terminal": compare.render_diff_terminal,
-            "markdown": compare.render_diff_markdown,
-            "html": compare.render_diff_html,
+            "terminal": compare_terminal.render_diff_terminal,
+            "markdown": compare_markdown.render_diff_markdown,
+            "html": compare_html.render_diff_html,
         }[args.format]
         return renderer(result), EXIT_REGRESSION if result.regressions else 0
-    rows = compare.matrix(runs)
+    rows = compare.comparison_rows(runs)
     if args.format == "markdown":
-        return compare.render_markdown(runs, rows), 0
+        return compare_markdown.render_markdown(runs, rows), 0
     if args.format == "html":
-        return compare.render_html(runs, rows), 0
-    return compare.render_terminal(runs, rows), 0
+        return compare_html.render_html(runs, rows), 0
+    return compare_terminal.render_terminal(runs, rows), 0
 
 
 def run_compare(args: argparse.Namespace) -> int:

@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import html
 import re
+from urllib.parse import quote
 
 # XML 1.0 cannot carry control characters or lone surrogates, escaped or not: one hostile byte
 # in a server's answer must not make the whole file unreadable.
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+# What a URL keeps as it is in a Markdown link's destination: its reserved characters and "%"
+# (already-encoded bytes stay as they are), never parentheses, which would end the link.
+_URL_SAFE = ":/?#[]@!$&'*+,;=%~"
 
 # Markdown punctuation that could turn text into emphasis, code, links, headings or table
 # columns; backslash-escaped, each renders as itself. (<, > and & become entities.)
@@ -46,6 +51,13 @@ def markdown_text(value: object, limit: int | None = None) -> str:
     if limit is not None and len(text) > limit:
         text = text[: limit - 1] + "…"
     return _markdown_escaped(text)
+
+
+def markdown_link(text: object, url: str) -> str:
+    """A Markdown link: ``text`` as ``markdown_text`` writes it, ``url`` with every character
+    that could end or break a link's destination (space, parentheses, angle brackets, control
+    characters) percent-encoded."""
+    return f"[{markdown_text(text)}]({quote(url, safe=_URL_SAFE)})"
 
 
 def _markdown_escaped(text: str) -> str:

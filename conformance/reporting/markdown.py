@@ -56,7 +56,7 @@ def table(requirements: Sequence[RequirementResult], explain: bool) -> list[str]
     header += ["Details"] if explain else []
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in requirements:
-        cells = [status_text(r), r.level, md_text(r.id)]
+        cells = [md_text(status_text(r)), md_text(r.level), md_text(r.id)]
         cells += [number(r.measured), number(r.limit), number(r.margin)]
         cells += [md_text(explanation(r))] if explain else []
         lines.append("| " + " | ".join(cells) + " |")
@@ -86,7 +86,7 @@ def render_summary_md(results: Results) -> str:
     """summary.md, for $GITHUB_STEP_SUMMARY."""
     run, model = results.run, results.model or "unknown model"
     lines = [
-        f"## embedding-conformance: {results.verdict} — {md_text(model)}",
+        f"## embedding-conformance: {md_text(results.verdict)} — {md_text(model)}",
         "",
         f"Endpoint {md_text(results.endpoint['url'])} · reference "
         f"{reference_text(results.reference)} · tier {md_text(run['precision'])} · profile "

@@ -1,9 +1,11 @@
 """How each status is shown, in one place: its word and its CSS class (report.html and the
-compare pages style the same classes). A failed SHOULD shows as a warning, not a failure."""
+compare pages style the same classes), and the stylesheets those pages carry. A failed SHOULD
+shows as a warning, not a failure."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import resources
 
 from conformance.verdicts.status import Status
 
@@ -80,3 +82,9 @@ def shown(status: str, level: str) -> Shown:
 def verdict_colour(verdict: str) -> str:
     """The badge's colour of a run's verdict (PASS or FAIL)."""
     return SHOWN[Status.PASS if verdict == Status.PASS else Status.FAIL].badge
+
+
+def stylesheet(name: str) -> str:
+    """A stylesheet shipped in this package (package data: a checkout, an editable install and
+    a wheel read it alike), to be inlined: the pages' CSP lets them load nothing."""
+    return resources.files("conformance.reporting").joinpath(name).read_text(encoding="utf-8")

@@ -175,6 +175,24 @@ def test_cause_and_setting_are_escaped(tmp_path: Path) -> None:
     assert "<code>&lt;b&gt;</code>" in rendered["index.html"]
 
 
+def test_links_cannot_be_broken_out_of(tmp_path: Path) -> None:
+    """A homepage or triage link with a parenthesis or a space ends nowhere but at its end."""
+    hostile = "https://e.org/x) [y](javascript:alert(1)"
+    text = TRIAGE.replace('why = "Hygiene."', f'why = "Hygiene."\nlink = "{hostile}"')
+    folder = write_matrix(
+        tmp_path / "m",
+        [peer("alpha", homepage=hostile), peer("beta")],
+        {"alpha": [*BASE64, "errors.content-type"]},
+    )
+    (folder / "triage.toml").write_text(text.split('[[fail]]\npeer = "beta"')[0])
+    rendered = publish.render_pages(folder, DIGEST)
+    encoded = "https://e.org/x%29%20[y]%28javascript:alert%281%29"
+    assert f"| [Server alpha]({encoded}) |" in rendered["README.md"]
+    assert f"([issue]({encoded}))" in rendered["README.md"]
+    assert "](javascript" not in rendered["README.md"]
+    assert 'href="javascript' not in rendered["index.html"]
+
+
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [

@@ -1,4 +1,4 @@
-"""``compare``: the requirement x run matrix, the diff of two runs, renderers and the command."""
+"""``compare``: the table of runs (requirement x run), the diff of two, renderers, the command."""
 
 from __future__ import annotations
 
@@ -17,17 +17,14 @@ from conformance.reporting.compare import (
     Run,
     allowed_movement,
     change_kind,
+    comparison_rows,
     diff,
     load_runs,
-    matrix,
-    render_diff_html,
-    render_diff_markdown,
-    render_diff_terminal,
-    render_html,
-    render_markdown,
-    render_terminal,
 )
 from conformance.reporting.compare_cli import add_compare_arguments, run_compare
+from conformance.reporting.compare_html import render_diff_html, render_html
+from conformance.reporting.compare_markdown import render_diff_markdown, render_markdown
+from conformance.reporting.compare_terminal import render_diff_terminal, render_terminal
 
 SCHEMA = json.loads(
     (resources.files("conformance.reporting") / "results.schema.json").read_text("utf-8")
@@ -187,10 +184,10 @@ def test_a_missing_file_is_named(tmp_path: Path) -> None:
         load_runs([tmp_path / "absent.json"])
 
 
-# The matrix
+# The table of runs
 
 
-def test_matrix_cells_for_four_runs(tmp_path: Path) -> None:
+def test_table_cells_for_four_runs(tmp_path: Path) -> None:
     runs = runs_of(
         tmp_path,
         document(
@@ -213,7 +210,7 @@ def test_matrix_cells_for_four_runs(tmp_path: Path) -> None:
             ]
         ),
     )
-    rows = matrix(runs)
+    rows = comparison_rows(runs)
     # b.new, which only later runs have, follows a.one as it does there
     assert [(r.id, r.level) for r in rows] == [
         ("a.one", "MUST"),
@@ -347,7 +344,7 @@ def hostile_runs(folder: Path) -> list[Run]:
 
 def test_html_escapes_document_text_and_loads_nothing(tmp_path: Path) -> None:
     runs = hostile_runs(tmp_path)
-    for page in (render_html(runs, matrix(runs)), render_diff_html(diff(*runs))):
+    for page in (render_html(runs, comparison_rows(runs)), render_diff_html(diff(*runs))):
         assert "<script" not in page and "&lt;script&gt;" in page
         assert "http://" not in page and "https://" not in page and "src=" not in page
         assert page.startswith("<!DOCTYPE html>") and "<style>" in page
@@ -355,7 +352,7 @@ def test_html_escapes_document_text_and_loads_nothing(tmp_path: Path) -> None:
 
 def test_markdown_escapes_document_text_and_keeps_the_columns(tmp_path: Path) -> None:
     runs = hostile_runs(tmp_path)
-    text = render_markdown(runs, matrix(runs))
+    text = render_markdown(runs, comparison_rows(runs))
     assert "<script" not in text and "\x1b" not in text
     table = [line for line in text.splitlines() if line.startswith("| ")]
     # Cells split on unescaped pipes only: a hostile "|" must not add a column
@@ -364,9 +361,25 @@ def test_markdown_escapes_document_text_and_keeps_the_columns(tmp_path: Path) ->
     assert "<script" not in render_diff_markdown(diff(*runs))
 
 
+def test_a_foreign_level_and_status_are_escaped_in_every_format(tmp_path: Path) -> None:
+    """compare reads any version's documents: their levels and statuses are text like the rest."""
+    foreign = {"id": "x.ok", "level": HOSTILE, "status": HOSTILE}
+    a = Run(tmp_path / "a.json", {"requirements": [requirement("x.ok")]}, "a")
+    b = Run(tmp_path / "b.json", {"requirements": [foreign]}, "b")
+    runs, rows = [a, b], comparison_rows([a, b])
+    for text in (render_terminal(runs, rows), render_diff_terminal(diff(a, b))):
+        assert "\x1b" not in text and "\\x1b" in text
+    for text in (render_markdown(runs, rows), render_diff_markdown(diff(a, b))):
+        assert "<script" not in text and "\x1b" not in text
+        table = [line for line in text.splitlines() if line.startswith("| ")]
+        assert len({len(re.split(r"(?<!\\)\|", line)) for line in table}) == 1
+    for page in (render_html(runs, rows), render_diff_html(diff(a, b))):
+        assert "<script" not in page and "&lt;script&gt;" in page
+
+
 def test_terminal_shows_control_characters_escaped(tmp_path: Path) -> None:
     runs = hostile_runs(tmp_path)
-    for text in (render_terminal(runs, matrix(runs)), render_diff_terminal(diff(*runs))):
+    for text in (render_terminal(runs, comparison_rows(runs)), render_diff_terminal(diff(*runs))):
         assert "\x1b" not in text and "\\x1b" in text
 
 
@@ -376,7 +389,7 @@ def test_terminal_aligns_columns_under_the_labels(tmp_path: Path) -> None:
         document([requirement("a.one"), requirement("a.two", "SKIPPED")]),
         document([requirement("a.one", "FAIL")], server_header="tei"),
     )
-    lines = render_terminal(runs, matrix(runs)).splitlines()
+    lines = render_terminal(runs, comparison_rows(runs)).splitlines()
     header = lines[0]
     column = header.index("tei 0.32.0 (minilm)")
     assert header.startswith("requirement")
@@ -388,7 +401,7 @@ def test_terminal_aligns_columns_under_the_labels(tmp_path: Path) -> None:
 def test_terminal_numbers_the_runs_when_labels_are_too_wide(tmp_path: Path) -> None:
     long = "a-very-long-server-name-that-goes-on"
     runs = runs_of(tmp_path, *(document([], server_header=f"{long}-{n}") for n in range(3)))
-    text = render_terminal(runs, matrix(runs), width=80)
+    text = render_terminal(runs, comparison_rows(runs), width=80)
     assert text.splitlines()[0].startswith(f"[1]  {long}-0")
     header = next(line for line in text.splitlines() if line.startswith("requirement"))
     assert header.split() == ["requirement", "level", "[1]", "[2]", "[3]"]
@@ -416,7 +429,7 @@ def before_after(tmp_path: Path) -> tuple[str, str, str]:
     )
 
 
-def test_matrix_exits_0(
+def test_the_table_of_runs_exits_0(
     before_after: tuple[str, str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert compare_command(*before_after) == 0

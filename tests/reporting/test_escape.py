@@ -8,7 +8,13 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conformance.reporting.escape import html_text, markdown_text, terminal_text, xml_safe
+from conformance.reporting.escape import (
+    html_text,
+    markdown_link,
+    markdown_text,
+    terminal_text,
+    xml_safe,
+)
 
 HOSTILE = [
     "<script>alert(1)</script>",
@@ -78,3 +84,16 @@ def test_terminal_text_shows_control_characters_escaped() -> None:
 def test_xml_safe_escapes_only_what_xml_cannot_carry() -> None:
     assert xml_safe("ok\ttab\nnl <tag> é") == "ok\ttab\nnl <tag> é"
     assert xml_safe("\x00\x1b\ud800\ufffe") == "\\x00\\x1b\\ud800\\ufffe"
+
+
+def test_markdown_link_keeps_its_text_and_its_destination_apart() -> None:
+    link = markdown_link("issue [1](x)", "https://e.org/a b) [x](javascript:alert(1)")
+    text, _, target = link.removeprefix("[").removesuffix(")").rpartition("](")
+    assert text == "issue \\[1\\](x)"
+    assert target == "https://e.org/a%20b%29%20[x]%28javascript:alert%281%29"
+    assert not re.search(r"[\s()<>]", target)  # nothing can end the destination early
+
+
+def test_markdown_link_leaves_an_ordinary_url_as_it_is() -> None:
+    url = "https://github.com/vllm-project/vllm/issues/123?q=a+b&x=%20#issuecomment-9"
+    assert markdown_link("issue", url) == f"[issue]({url})"

@@ -17,9 +17,11 @@ import pytest
 
 from conformance.reporting import html as report
 from conformance.reporting.badge import render_badge
+from conformance.reporting.html_plots import agreement_plot, norm_plot
 from conformance.reporting.junit import render_junit
 from conformance.reporting.markdown import render_summary_md
 from conformance.reporting.results import Results
+from conformance.reporting.svgplot import linear_axis, y_axis
 from tests.reporting.sample import HOSTILE, sample_document
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -96,6 +98,14 @@ def test_html_escapes_hostile_text() -> None:
     tags = parsed(page)
     assert [t for t, _ in tags.tags].count("script") == 1  # ours, nothing injected
     assert "\x1b" not in page and "\\x1b[31m" in page  # control characters shown, not sent
+
+
+def test_html_escapes_a_foreign_verdict_and_counts() -> None:
+    """Another version's verdict or counts are document text too, even in a class name."""
+    document = sample_document(verdict=f'x"{HOSTILE}', counts={"passed": HOSTILE})
+    page = report.render_html(Results.from_json(document))
+    assert HOSTILE not in page and 'class="banner x&quot;&lt;script&gt;' in page
+    assert [t for t, _ in parsed(page).tags].count("script") == 1
 
 
 def test_html_runs_only_the_script_its_policy_names() -> None:
@@ -192,31 +202,31 @@ def test_html_without_series_says_no_data() -> None:
 
 def test_norm_plot_draws_the_band_only_for_normalized_output() -> None:
     near_one = [{"case": "a", "value": 1.0000001}, {"case": "b", "value": 0.9999}]
-    assert 'class="band"' in report.norm_plot(near_one, 1e-3)
-    assert 'class="band"' not in report.norm_plot(near_one, None)
+    assert 'class="band"' in norm_plot(near_one, 1e-3)
+    assert 'class="band"' not in norm_plot(near_one, None)
     raw = [{"case": "a", "value": 7.5}, {"case": "b", "value": 9.0}]
-    assert "not normalized" in report.norm_plot(raw, 1e-3)
-    assert 'class="band"' not in report.norm_plot(raw, 1e-3)
+    assert "not normalized" in norm_plot(raw, 1e-3)
+    assert 'class="band"' not in norm_plot(raw, 1e-3)
 
 
 def test_plots_leave_out_what_cannot_be_placed() -> None:
     nan = float("nan")
     norms = [{"case": "a", "value": 1.0}, {"case": "b", "value": nan}]
-    assert "1 non-finite value not drawn" in report.norm_plot(norms, 1e-3)
-    assert "no data" in report.norm_plot([{"case": "a", "value": nan}], 1e-3)
+    assert "1 non-finite value not drawn" in norm_plot(norms, 1e-3)
+    assert "no data" in norm_plot([{"case": "a", "value": nan}], 1e-3)
     agreement = [{"case": "a", "value": float("inf"), "limit": 1e-5}]
     agreement += [{"case": "b", "value": 1e-7, "limit": 1e-5}]
-    plot = report.agreement_plot(agreement)
+    plot = agreement_plot(agreement)
     assert plot.count("<circle") == 1 and "1 non-finite value not drawn" in plot
 
 
 def test_axes() -> None:
-    axis = report.linear_axis(0.99999, 1.00001)
+    axis = linear_axis(0.99999, 1.00001)
     assert axis.lo <= 0.99999 and axis.hi >= 1.00001 and "1.000000" in axis.labels
-    log = report.y_axis([0.0, 1e-9, 5e-6], [1e-5])
+    log = y_axis([0.0, 1e-9, 5e-6], [1e-5])
     assert log.log and log.lo <= 1e-10 and log.hi >= 1e-5
-    assert not report.y_axis([0.0, 0.002, 0.008], [0.01]).log  # one decade: linear
-    flat = report.linear_axis(3.0, 3.0)
+    assert not y_axis([0.0, 0.002, 0.008], [0.01]).log  # one decade: linear
+    flat = linear_axis(3.0, 3.0)
     assert flat.lo < 3.0 < flat.hi
 
 
