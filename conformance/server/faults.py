@@ -7,10 +7,70 @@ suite fails on the requirement that guards against it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeGuard, TypeVar
 
 Layer = Literal["engine", "worker", "frontend"]
+# Every fault's name (the --fault values, the /faults/<name> routes): a table keyed by a
+# misspelt name, or a comparison with one, is a mypy error instead of a fault that does nothing.
+FaultName = Literal[
+    # engine
+    "per-token",
+    "no-normalize",
+    "cls-pooling",
+    "truncate-64",
+    "padding-unmasked",
+    "dense-skipped",
+    "forced-normalize",
+    "mean-pooling",
+    "last-token-padded",
+    # worker
+    "noise",
+    "fp16-vectors",
+    "one-vector",
+    "dimensions-ignored",
+    "dimensions-not-renormalized",
+    "leak-shm",
+    "nan-whitespace",
+    "null-thai",
+    "cut-at-nul",
+    "another-tokenizer",
+    "usage-characters",
+    "chunks-reversed",
+    "duplicates-misaligned",
+    "token-ids-as-text",
+    "wedged-worker",
+    # frontend
+    "coerced-then-ignored",
+    "plain-text-as-input",
+    "big-endian-base64",
+    "float16-base64",
+    "base64-ignored",
+    "rows-reversed",
+    "wrong-index",
+    "missing-usage",
+    "500-on-bad-input",
+    "empty-input-200",
+    "token-ids-rejected",
+    "zeros-after-long-request",
+    "cross-talk",
+    "null-refused",
+    "503-after-rejection",
+    "unknown-format-as-float",
+    "unknown-format-as-base64",
+    # request shapes (issue 35), of several layers
+    "equal-lengths-unmasked",
+    "overlong-shifts-rows",
+    "step-boundary-tail",
+    "500-past-256-inputs",
+    "large-batch-sorted",
+    "shared-inflight-cache",
+    "merged-batch-index",
+    "stale-after-huge-request",
+    "native-dimensions-refused",
+    "user-refused",
+]
 POISONING_TOKENS = 128  # zeros-after-long-request: a request of more tokens poisons its route
 # The thresholds of the faults that show only in some request shapes (issue 35)
 STEP_TOKENS = 8192  # step-boundary-tail: the engine's step, special tokens included
@@ -21,7 +81,7 @@ HUGE_TOKENS = 16_384  # stale-after-huge-request: a request of more tokens poiso
 
 @dataclass(frozen=True)
 class Fault:
-    name: str
+    name: FaultName
     layer: Layer
     mirrors: str  # the real-world bug
     model: str | None = None  # the derived model it needs (a model without the feature hides it)
@@ -30,7 +90,7 @@ class Fault:
     own_process: bool = False
 
 
-FAULTS: dict[str, Fault] = {
+FAULTS: dict[FaultName, Fault] = {
     f.name: f
     for f in (
         Fault(
@@ -306,9 +366,26 @@ FAULTS: dict[str, Fault] = {
 }
 
 
-def check_fault(name: str | None) -> Fault | None:
+# Shared-memory segments never unlinked: the frontend skips its cleanup, the worker its reaper
+LEAKS_SHARED_MEMORY: frozenset[FaultName] = frozenset({"leak-shm"})
+
+Hook = TypeVar("Hook")
+
+
+def is_fault_name(name: str) -> TypeGuard[FaultName]:
+    return name in FAULTS
+
+
+def parse_fault(name: str | None) -> FaultName | None:
+    """The fault a user named (--fault), checked once, where the name comes in."""
     if name is None:
         return None
-    if name not in FAULTS:
+    if not is_fault_name(name):
         raise ValueError(f"unknown fault {name!r}; one of: {', '.join(FAULTS)}")
-    return FAULTS[name]
+    return name
+
+
+def hook_of(table: Mapping[FaultName, Hook], fault: FaultName | None) -> Hook | None:
+    """What ``fault`` does at the hook point ``table`` stands for: None when it does nothing
+    there, as with no fault at all."""
+    return None if fault is None else table.get(fault)

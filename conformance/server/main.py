@@ -8,7 +8,7 @@ import socket
 
 from conformance.runtime_dir import IPC, PrivateDirError, private_dir
 from conformance.server.engines import ENGINES
-from conformance.server.faults import FAULTS, check_fault
+from conformance.server.faults import FAULTS, parse_fault
 
 TRANSPORTS = ("base64", "shm", "auto")
 
@@ -101,8 +101,8 @@ def serve(args: argparse.Namespace) -> int:
     from conformance.server.pool import WorkerPool
     from conformance.server.runtime import freeze_long_lived_objects
 
-    check_fault(args.fault)
-    if args.fault and args.fault_routes:
+    fault = parse_fault(args.fault)
+    if fault and args.fault_routes:
         raise SystemExit(
             "serve: --fault-routes serves a correct server beside its faults; "
             "it cannot be combined with --fault"
@@ -119,13 +119,13 @@ def serve(args: argparse.Namespace) -> int:
         workers=args.workers,
         engine=args.engine,
         model=args.model,
-        fault=args.fault,
+        fault=fault,
         transport=args.transport,
         shm_ttl=args.shm_ttl,
     )
     config = FrontendConfig(
         args.api_key,
-        args.fault,
+        fault,
         announce=f"LISTENING http://{host}:{port}",
         served_model_name=args.served_model_name,
         lenient=args.lenient,

@@ -33,6 +33,7 @@ import zmq.asyncio
 from conformance.runtime_dir import IPC, ipc_path
 from conformance.server import transports
 from conformance.server.api import ModelInfo
+from conformance.server.faults import FaultName
 from conformance.server.runtime import worker_environment
 
 START_TIMEOUT = 600.0  # a cold vLLM start compiles for minutes
@@ -69,7 +70,7 @@ class WorkerPool:
         workers: int,
         engine: str,
         model: str | None,
-        fault: str | None,
+        fault: FaultName | None,
         transport: str,
         shm_ttl: float = SHM_TTL,
     ) -> None:
@@ -78,7 +79,8 @@ class WorkerPool:
         self.prefix = transports.new_prefix()
         self.shm_ttl = shm_ttl
         self.model_info: ModelInfo | None = None
-        self.fault_facts: dict[str, dict[str, int]] = {}  # per fault a worker plants per request
+        # per fault a worker plants per request (its ready message lists them), the model facts
+        self.fault_facts: dict[FaultName, dict[str, int]] = {}
         self.workers: dict[bytes, WorkerState] = {}
         self._futures: dict[str, asyncio.Future[WorkerReply]] = {}
         self._ids = itertools.count()

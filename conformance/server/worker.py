@@ -30,6 +30,8 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
+from functools import partial
 from multiprocessing import shared_memory
 from typing import Any
 
@@ -38,6 +40,7 @@ import zmq
 
 from conformance.runtime_dir import ipc_path
 from conformance.server import transports
+from conformance.server.api import Inputs
 from conformance.server.engines import (
     ENGINE_FAULTS,
     ENGINES,
@@ -45,7 +48,15 @@ from conformance.server.engines import (
     EngineOutput,
     load_engine,
 )
-from conformance.server.faults import FAULTS, SORTED_PAST, STEP_TOKENS, check_fault
+from conformance.server.faults import (
+    FAULTS,
+    LEAKS_SHARED_MEMORY,
+    SORTED_PAST,
+    STEP_TOKENS,
+    FaultName,
+    hook_of,
+    parse_fault,
+)
 from conformance.server.runtime import freeze_long_lived_objects
 
 REAP_INTERVAL = 5.0
@@ -54,47 +65,28 @@ REAP_INTERVAL = 5.0
 MERGE_LIMIT = 64
 HEARTBEAT_INTERVAL = 1.0  # the frontend gives a remote worker up after 5 s of silence
 PARENT_CHECK_INTERVAL = 0.5  # a local worker outlives its frontend by about this much
-SHARED_CACHE = "shared-inflight-cache"  # a fault whose bug lives in computing requests together
-MERGED: frozenset[str | None] = frozenset({None, SHARED_CACHE})  # who is computed together
 
 
-def shape_output(
-    output: EngineOutput,
-    dimensions: int | None,
-    fault: str | None,
-    rng: np.random.Generator,
-    *,
-    normalized: bool = True,
-) -> EngineOutput:
-    """Apply 'dimensions' (truncate, then renormalize when the model's vectors are unit
-    length) and the worker-level faults."""
-    matrix = output.matrix
-    pooled = all(count == 1 for count in output.rows)
-    if dimensions is not None and pooled and fault != "dimensions-ignored":
-        matrix = matrix[:, :dimensions]
-        if normalized and fault != "dimensions-not-renormalized":
-            matrix = _unit_rows(matrix)
-    if fault == "noise":
-        matrix = _unit_rows(matrix + rng.normal(0.0, 1e-3, matrix.shape).astype(np.float32))
-    if fault == "fp16-vectors":
-        matrix = matrix.astype(np.float16).astype(np.float32)
-    if fault == "one-vector":
-        matrix = np.broadcast_to(_one_vector(matrix.shape[1]), matrix.shape)
-    return EngineOutput(np.ascontiguousarray(matrix, dtype=np.float32), output.rows, output.tokens)
+def _texts(header: dict[str, Any]) -> list[str]:
+    """The request's texts (none for token ids)."""
+    texts: list[str] = header.get("texts", [])
+    return texts
 
 
-THAI = range(0x0E00, 0x0E80)
-CHUNK = 32  # the chunks-reversed fault's batch chunk
+def _ids_as_text(header: dict[str, Any]) -> list[str]:
+    """Token-id input turned into the text '101 7592 102'."""
+    if "ids" not in header:
+        return _texts(header)
+    return [" ".join(map(str, ids)) for ids in header["ids"]]
 
 
-def _broken_text(text: str, fault: str) -> bool:
-    """Inputs the nan-whitespace / null-thai faults answer with NaN (serialized as null)."""
-    if fault == "nan-whitespace":
-        return not text.strip()
-    return any(ord(char) in THAI for char in text)
+def _each_text_read(read: Callable[[str], str], header: dict[str, Any]) -> list[str]:
+    return [read(text) for text in _texts(header)]
 
 
-WEDGE_RUN = 200  # the wedged-worker fault hangs on a run of this many of one character
+def _cut_at_nul(text: str) -> str:
+    """What a C string holds of the text: everything before its first U+0000."""
+    return text.split("\0", 1)[0]
 
 
 # The another-tokenizer fault's scripts: Devanagari, Hangul jamo, compatibility jamo, syllables
@@ -108,9 +100,14 @@ def _read_otherwise(text: str) -> str:
     return OTHERWISE_READ.sub(UNKNOWN_WORD, text)
 
 
-def _cut_at_nul(text: str) -> str:
-    """What a C string holds of the text: everything before its first U+0000."""
-    return text.split("\0", 1)[0]
+# The texts a fault reads a request as (else its own texts)
+TEXT_READERS: dict[FaultName, Callable[[dict[str, Any]], list[str]]] = {
+    "token-ids-as-text": _ids_as_text,
+    "cut-at-nul": partial(_each_text_read, _cut_at_nul),
+    "another-tokenizer": partial(_each_text_read, _read_otherwise),
+}
+
+WEDGE_RUN = 200  # the wedged-worker fault hangs on a run of this many of one character
 
 
 def _wedges(text: str) -> bool:
@@ -119,16 +116,18 @@ def _wedges(text: str) -> bool:
     return any(char * WEDGE_RUN in text for char in set(text))
 
 
-def _chunks_reversed(matrix: transports.Float32Matrix) -> transports.Float32Matrix:
-    """The rows of a batch computed in chunks of CHUNK, the chunks put back last first."""
-    chunks = [matrix[start : start + CHUNK] for start in range(0, len(matrix), CHUNK)]
-    return np.concatenate(chunks[::-1])
+def _embed_unless_wedged(engine: Engine, texts: list[str]) -> EngineOutput:
+    if any(_wedges(text) for text in texts):
+        threading.Event().wait()  # forever; the heartbeat thread goes on beating
+    return engine.embed_texts(texts)
 
 
 def _embed_deduplicated_wrongly(engine: Engine, texts: list[str]) -> EngineOutput:
-    """Each distinct text embedded once (sorted), mapped back by first-occurrence position
-    instead of by its place in the sorted list: every row that moved gets another text's
-    vector."""
+    """A batch holding duplicates: each distinct text embedded once (sorted), mapped back by
+    first-occurrence position instead of by its place in the sorted list: every row that moved
+    gets another text's vector."""
+    if len(set(texts)) == len(texts):
+        return engine.embed_texts(texts)
     distinct = sorted(set(texts))
     first_seen = list(dict.fromkeys(texts))
     output = engine.embed_texts(distinct)
@@ -139,24 +138,10 @@ def _embed_deduplicated_wrongly(engine: Engine, texts: list[str]) -> EngineOutpu
     )
 
 
-def _shape_fault(
-    fault: str | None, engine: Engine, texts: list[str], output: EngineOutput
-) -> EngineOutput:
-    """The worker faults that show only in some shapes of a request of texts (issue 35)."""
-    if fault == "equal-lengths-unmasked":
-        return _unmasked_if_equal_lengths(engine, texts, output)
-    if fault == "overlong-shifts-rows":
-        return _overflow_rows_kept(engine, texts, output)
-    if fault == "step-boundary-tail":
-        return _straddlers_pooled_over_their_tails(engine, texts, output)
-    return output
-
-
-def _unmasked_if_equal_lengths(
-    engine: Engine, texts: list[str], output: EngineOutput
-) -> EngineOutput:
+def _unmasked_if_equal_lengths(engine: Engine, texts: list[str]) -> EngineOutput:
     """Texts of one token count need no padding: the shortcut for such a batch (2 or more)
     takes a broken mask that lets row 0 into every other row."""
+    output = engine.embed_texts(texts)
     if len(texts) < 2 or len({len(engine.tokenize(text)) for text in texts}) > 1:
         return output
     matrix = output.matrix.copy()
@@ -164,9 +149,10 @@ def _unmasked_if_equal_lengths(
     return EngineOutput(matrix, output.rows, output.tokens)
 
 
-def _overflow_rows_kept(engine: Engine, texts: list[str], output: EngineOutput) -> EngineOutput:
+def _overflow_rows_kept(engine: Engine, texts: list[str]) -> EngineOutput:
     """Each text past the context (in a batch of 2 or more) becomes two rows, its truncated
     head and its overflow, and the first n rows are answered: the rows after it shift by one."""
+    output = engine.embed_texts(texts)
     if len(texts) < 2:
         return output
     rows: list[transports.Float32Matrix] = []
@@ -179,11 +165,10 @@ def _overflow_rows_kept(engine: Engine, texts: list[str], output: EngineOutput) 
     return EngineOutput(matrix, output.rows, output.tokens)
 
 
-def _straddlers_pooled_over_their_tails(
-    engine: Engine, texts: list[str], output: EngineOutput
-) -> EngineOutput:
+def _straddlers_pooled_over_their_tails(engine: Engine, texts: list[str]) -> EngineOutput:
     """The request computed in steps of STEP_TOKENS tokens, counted over its inputs in order:
     an input that straddles a step boundary is pooled over its tokens past the boundary."""
+    output = engine.embed_texts(texts)
     matrix, start = output.matrix.copy(), 0
     for i, count in enumerate(output.tokens):
         end = start + count
@@ -195,9 +180,19 @@ def _straddlers_pooled_over_their_tails(
     return EngineOutput(matrix, output.rows, output.tokens)
 
 
-def _longest_first(items: list[str] | list[list[int]]) -> list[int]:
-    """The order a server sorts a batch into to pad it little: the longest input first."""
-    return sorted(range(len(items)), key=lambda i: -len(items[i]))
+def _embed_texts(engine: Engine, texts: list[str]) -> EngineOutput:
+    return engine.embed_texts(texts)
+
+
+# How a fault computes a request of texts (else _embed_texts); the last three
+# show only in some shapes of a request (issue 35)
+TEXT_EMBEDDERS: dict[FaultName, Callable[[Engine, list[str]], EngineOutput]] = {
+    "wedged-worker": _embed_unless_wedged,
+    "duplicates-misaligned": _embed_deduplicated_wrongly,
+    "equal-lengths-unmasked": _unmasked_if_equal_lengths,
+    "overlong-shifts-rows": _overflow_rows_kept,
+    "step-boundary-tail": _straddlers_pooled_over_their_tails,
+}
 
 
 def _read_through_inflight_cache(output: EngineOutput, requests: list[list[str]]) -> EngineOutput:
@@ -214,6 +209,147 @@ def _read_through_inflight_cache(output: EngineOutput, requests: list[list[str]]
         start += len(texts)
     tokens = [output.tokens[i] for i in picked]
     return EngineOutput(output.matrix[picked], [output.rows[i] for i in picked], tokens)
+
+
+# The faults whose bug lives in computing requests together: what each makes of the output of
+# the texts of the requests computed together (those of any other fault are computed alone)
+TOGETHER_FAULTS: dict[FaultName, Callable[[EngineOutput, list[list[str]]], EngineOutput]] = {
+    "shared-inflight-cache": _read_through_inflight_cache,
+}
+MERGED: frozenset[FaultName | None] = frozenset({None, *TOGETHER_FAULTS})  # computed together
+
+
+def _truncated(
+    matrix: transports.Float32Matrix, dimensions: int, normalized: bool
+) -> transports.Float32Matrix:
+    """'dimensions': the first values, renormalized when the model's vectors are unit length."""
+    return _unit_rows(matrix[:, :dimensions]) if normalized else matrix[:, :dimensions]
+
+
+def _dimensions_ignored(
+    matrix: transports.Float32Matrix, dimensions: int, normalized: bool
+) -> transports.Float32Matrix:
+    return matrix
+
+
+def _truncated_only(
+    matrix: transports.Float32Matrix, dimensions: int, normalized: bool
+) -> transports.Float32Matrix:
+    return matrix[:, :dimensions]
+
+
+# How a fault applies 'dimensions' (else _truncated), given the model's normalization
+DIMENSIONS_READINGS: dict[
+    FaultName, Callable[[transports.Float32Matrix, int, bool], transports.Float32Matrix]
+] = {
+    "dimensions-ignored": _dimensions_ignored,
+    "dimensions-not-renormalized": _truncated_only,
+}
+
+
+NOISE = np.random.default_rng()  # the noise fault's source
+
+
+def _noisy(matrix: transports.Float32Matrix, inputs: Inputs) -> transports.Float32Matrix:
+    """Nondeterministic kernels: a little noise on every answer, still unit length."""
+    return _unit_rows(matrix + NOISE.normal(0.0, 1e-3, matrix.shape).astype(np.float32))
+
+
+def _through_float16(matrix: transports.Float32Matrix, inputs: Inputs) -> transports.Float32Matrix:
+    return matrix.astype(np.float16).astype(np.float32)
+
+
+def _one_vector_for_all(
+    matrix: transports.Float32Matrix, inputs: Inputs
+) -> transports.Float32Matrix:
+    return np.broadcast_to(_one_vector(matrix.shape[1]), matrix.shape)
+
+
+THAI = range(0x0E00, 0x0E80)
+
+
+def _blank(text: str) -> bool:
+    return not text.strip()
+
+
+def _in_thai(text: str) -> bool:
+    return any(ord(char) in THAI for char in text)
+
+
+def _null_where(
+    broken: Callable[[str], bool], matrix: transports.Float32Matrix, inputs: Inputs
+) -> transports.Float32Matrix:
+    """NaN (serialized as null) for each text ``broken`` holds (token ids: none)."""
+    rows = matrix.copy()
+    rows[[isinstance(item, str) and broken(item) for item in inputs]] = np.nan
+    return rows
+
+
+CHUNK = 32  # the chunks-reversed fault's batch chunk
+
+
+def _chunks_reversed(matrix: transports.Float32Matrix, inputs: Inputs) -> transports.Float32Matrix:
+    """The rows of a batch computed in chunks of CHUNK, the chunks put back last first."""
+    chunks = [matrix[start : start + CHUNK] for start in range(0, len(matrix), CHUNK)]
+    return np.concatenate(chunks[::-1])
+
+
+def _longest_first(items: Inputs) -> list[int]:
+    """The order a server sorts a batch into to pad it little: the longest input first."""
+    return sorted(range(len(items)), key=lambda i: -len(items[i]))
+
+
+def _large_batch_sorted(
+    matrix: transports.Float32Matrix, inputs: Inputs
+) -> transports.Float32Matrix:
+    """More than SORTED_PAST inputs answered in the order sorted into, never restored."""
+    return matrix[_longest_first(inputs)] if len(inputs) > SORTED_PAST else matrix
+
+
+# What a fault does to a request's rows once 'dimensions' is applied, given its inputs
+ROW_FAULTS: dict[
+    FaultName, Callable[[transports.Float32Matrix, Inputs], transports.Float32Matrix]
+] = {
+    "noise": _noisy,
+    "fp16-vectors": _through_float16,
+    "one-vector": _one_vector_for_all,
+    "nan-whitespace": partial(_null_where, _blank),
+    "null-thai": partial(_null_where, _in_thai),
+    "chunks-reversed": _chunks_reversed,
+    "large-batch-sorted": _large_batch_sorted,
+}
+
+
+def _characters(output: EngineOutput, texts: list[str]) -> int:
+    """usage.prompt_tokens counted in characters (token ids: in tokens)."""
+    return sum(len(text) for text in texts) if texts else output.prompt_tokens
+
+
+# How a fault counts usage.prompt_tokens (else the tokens embedded)
+PROMPT_TOKENS: dict[FaultName, Callable[[EngineOutput, list[str]], int]] = {
+    "usage-characters": _characters,
+}
+
+
+def shape_output(
+    output: EngineOutput,
+    dimensions: int | None,
+    fault: FaultName | None,
+    inputs: Inputs,
+    *,
+    normalized: bool = True,
+) -> EngineOutput:
+    """Apply 'dimensions' (truncate, then renormalize when the model's vectors are unit
+    length) and the worker-level faults of a request's rows."""
+    matrix = output.matrix
+    pooled = all(count == 1 for count in output.rows)
+    if dimensions is not None and pooled:
+        apply = hook_of(DIMENSIONS_READINGS, fault) or _truncated
+        matrix = apply(matrix, dimensions, normalized)
+    row_fault = hook_of(ROW_FAULTS, fault)
+    if row_fault is not None:
+        matrix = row_fault(matrix, inputs)
+    return EngineOutput(np.ascontiguousarray(matrix, dtype=np.float32), output.rows, output.tokens)
 
 
 def _one_vector(dim: int) -> transports.Float32Matrix:
@@ -242,7 +378,7 @@ def probe_segment(name: str, nonce: str) -> bool:
 
 
 class Worker:
-    def __init__(self, engine: Engine, fault: str | None) -> None:
+    def __init__(self, engine: Engine, fault: FaultName | None) -> None:
         self.engine = engine
         self.fault = fault
         self.planted = planted_engines(engine) if fault is None else {}
@@ -250,7 +386,6 @@ class Worker:
         self.probe: str | None = None  # the frontend's probe segment, once configured
         self.ttl = 0.0
         self.use_shm = False
-        self.rng = np.random.default_rng()
 
     def ready(self) -> dict[str, Any]:
         e = self.engine
@@ -264,7 +399,7 @@ class Worker:
             "faults": self.routable_faults(),
         }
 
-    def routable_faults(self) -> dict[str, dict[str, int]]:
+    def routable_faults(self) -> dict[FaultName, dict[str, int]]:
         """The faults a correct worker can plant in one request (the frontend's /faults
         routes), with the model facts each changes: a worker started with a fault has none."""
         if self.fault is not None:
@@ -276,11 +411,13 @@ class Worker:
             for name, engine in served.items()
         }
 
-    def fault_of(self, header: dict[str, Any]) -> str | None:
-        """The fault a request is served with: the worker's own, else the one it names."""
-        return self.fault or header.get("fault")
+    def fault_of(self, header: dict[str, Any]) -> FaultName | None:
+        """The fault a request is served with: the worker's own, else the one it names (the
+        frontend names only faults of the worker's routable_faults)."""
+        named: FaultName | None = header.get("fault")
+        return self.fault or named
 
-    def engine_for(self, fault: str | None) -> Engine:
+    def engine_for(self, fault: FaultName | None) -> Engine:
         if fault is None or self.fault is not None or FAULTS[fault].layer != "engine":
             return self.engine
         if fault not in self.planted:
@@ -294,7 +431,7 @@ class Worker:
         probe = header.get("probe")
         self.use_shm = probe is not None and probe_segment(probe["name"], probe["nonce"])
         self.probe = probe["name"] if probe is not None else None
-        if first and self.fault != "leak-shm":
+        if first and self.fault not in LEAKS_SHARED_MEMORY:
             threading.Thread(target=self._reap_forever, daemon=True).start()
         return {"op": "configured", "shm": self.use_shm}
 
@@ -338,8 +475,9 @@ class Worker:
             output = self.engine.embed_texts([text for h in group for text in h["texts"]])
         except Exception as exc:
             return [[_failed(reply, exc)] for reply in replies]
-        if self.fault_of(group[0]) == SHARED_CACHE:
-            output = _read_through_inflight_cache(output, [h["texts"] for h in group])
+        read_together = hook_of(TOGETHER_FAULTS, self.fault_of(group[0]))
+        if read_together is not None:
+            output = read_together(output, [h["texts"] for h in group])
         answers, start = [], 0
         for header, reply in zip(group, replies, strict=True):
             end = start + len(header["texts"])
@@ -356,23 +494,12 @@ class Worker:
     def _embed(self, header: dict[str, Any], reply: dict[str, Any]) -> list[bytes]:
         fault = self.fault_of(header)
         engine = self.engine_for(fault)
-        texts: list[str] = header.get("texts", [])
-        if "ids" in header and fault == "token-ids-as-text":
-            texts = [" ".join(map(str, ids)) for ids in header["ids"]]
-        if fault == "cut-at-nul":
-            texts = [_cut_at_nul(text) for text in texts]
-        if fault == "another-tokenizer":
-            texts = [_read_otherwise(text) for text in texts]
-        if fault == "wedged-worker" and any(_wedges(text) for text in texts):
-            threading.Event().wait()  # forever; the heartbeat thread goes on beating
-        if texts and fault == "duplicates-misaligned" and len(set(texts)) < len(texts):
-            output = _embed_deduplicated_wrongly(engine, texts)
-        elif texts:
-            output = engine.embed_texts(texts)
+        texts = (hook_of(TEXT_READERS, fault) or _texts)(header)
+        if texts:
+            embed = hook_of(TEXT_EMBEDDERS, fault) or _embed_texts
+            output = embed(engine, texts)
         else:
             output = engine.embed_tokens(header["ids"])
-        if texts:
-            output = _shape_fault(fault, engine, texts, output)
         return self._answer(header, reply, output, texts)
 
     def _answer(
@@ -381,23 +508,12 @@ class Worker:
         """The reply frames for one request's engine output: 'dimensions', the worker-level
         faults, then the matrix on the request's transport."""
         fault = self.fault_of(header)
-        output = shape_output(
-            output,
-            header.get("dimensions"),
-            fault,
-            self.rng,
-            normalized=self.engine.normalized,
-        )
-        if fault in ("nan-whitespace", "null-thai"):
-            broken = [_broken_text(text, fault) for text in texts]
-            output.matrix[broken] = np.nan
-        if fault == "chunks-reversed":
-            output.matrix[:] = _chunks_reversed(output.matrix)
-        if fault == "large-batch-sorted" and len(output.rows) > SORTED_PAST:
-            output.matrix[:] = output.matrix[_longest_first(texts or header["ids"])]
-        prompt_tokens = output.prompt_tokens
-        if fault == "usage-characters" and texts:
-            prompt_tokens = sum(len(text) for text in texts)
+        inputs: Inputs = texts or header["ids"]
+        dimensions = header.get("dimensions")
+        normalized = self.engine.normalized
+        output = shape_output(output, dimensions, fault, inputs, normalized=normalized)
+        count = hook_of(PROMPT_TOKENS, fault)
+        prompt_tokens = count(output, texts) if count is not None else output.prompt_tokens
         reply.update(rows=output.rows, dim=int(output.matrix.shape[1]), prompt_tokens=prompt_tokens)
         if header.get("transport") == "shm" and self.use_shm and self.prefix:
             handle = transports.write_segment(output.matrix, self.prefix)
@@ -406,11 +522,11 @@ class Worker:
         return [_dump({**reply, "transport": "base64"}), *items]
 
 
-def planted_engines(engine: Engine) -> dict[str, Engine]:
+def planted_engines(engine: Engine) -> dict[FaultName, Engine]:
     """Per engine fault, the engine with it planted, where the engine can plant it per request
     (sentence-transformers, for the faults that apply to its model; vLLM plants them at load)."""
     plant = getattr(engine, "with_fault", None)
-    planted: dict[str, Engine] = {}
+    planted: dict[FaultName, Engine] = {}
     for fault in FAULTS.values():
         if plant is None or fault.layer != "engine" or fault.own_process:
             continue
@@ -504,10 +620,10 @@ def serve(
     identity: str,
     engine_name: str,
     model: str | None,
-    fault: str | None,
+    fault_named: str | None,
     watch: ParentWatch | None = None,
 ) -> None:
-    check_fault(fault)
+    fault = parse_fault(fault_named)
     engine = load_engine(engine_name, model, fault if fault in ENGINE_FAULTS else None)
     freeze_long_lived_objects()
     worker = Worker(engine, fault)

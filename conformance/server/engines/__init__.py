@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from conformance import variants
-from conformance.server.faults import FAULTS
+from conformance.server.faults import FAULTS, FaultName
 from conformance.server.transports import Float32Matrix
 
 
@@ -68,7 +68,7 @@ ENGINES = ("sentence-transformers", "vllm")
 ENGINE_FAULTS = tuple(name for name, fault in FAULTS.items() if fault.layer == "engine")
 
 
-def load_engine(name: str, model: str | None, fault: str | None) -> Engine:
+def load_engine(name: str, model: str | None, fault: FaultName | None) -> Engine:
     """Build the named engine; ``fault`` selects an engine-level bug (see ENGINE_FAULTS)."""
     if name == "sentence-transformers":
         from conformance.server.engines.sentence_transformers import SentenceTransformersEngine

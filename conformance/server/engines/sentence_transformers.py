@@ -15,14 +15,78 @@ import numpy as np
 import torch
 
 from conformance.server.engines import EngineOutput, resolve_model
+from conformance.server.faults import FaultName
 from conformance.server.model_folder import ModelLayout, read_layout
 
 CHUNK_ROWS = 32  # inputs per forward pass: bounds its peak memory
-POOLINGS = ("mean", "cls", "lasttoken")  # the modes _pool implements
+# A pooling: the token states [B, T, H] and the attention mask [B, T] to one vector per input
+Pooler = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+def _cls(tokens: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """The first token's state."""
+    return tokens[:, 0]
+
+
+def _last_token(tokens: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """The last real token's state."""
+    return tokens[torch.arange(len(tokens)), mask.sum(dim=1) - 1]
+
+
+def _mean(tokens: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    weights = mask.unsqueeze(-1).to(tokens.dtype)
+    return (tokens * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1e-9)
+
+
+def _mean_over_padding(tokens: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """The padding bug: padding positions averaged in as if they were tokens."""
+    return _mean(tokens, torch.ones_like(mask))
+
+
+def _last_position(tokens: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """The batch's last position, padding or not."""
+    return tokens[:, -1]
+
+
+POOLERS: dict[str, Pooler] = {"mean": _mean, "cls": _cls, "lasttoken": _last_token}
+POOLINGS = tuple(POOLERS)  # the modes this engine implements
+
+# The engine faults, by what planting one changes (once, so the forward pass never asks).
+# The pooling computed instead of the model's:
+FAULTY_POOLERS: dict[FaultName, Pooler] = {
+    "cls-pooling": _cls,
+    "mean-pooling": _mean,
+    "padding-unmasked": _mean_over_padding,
+    "last-token-padded": _last_position,
+}
+# Whether the vectors are normalized, whatever the model declares:
+FAULTY_NORMALIZATION: dict[FaultName, bool] = {"no-normalize": False, "forced-normalize": True}
+# No pooling at all: one un-normalized vector per token (the bug this project exists for):
+UNPOOLED: frozenset[FaultName] = frozenset({"per-token"})
+
+
+def _dense_skipped(engine: SentenceTransformersEngine) -> None:
+    """The Dense projection ignored: the encoder's values come out, and as many."""
+    engine._head = []
+    encoder: Any = engine._model[0]  # the name changed in sentence-transformers 5
+    size = getattr(encoder, "get_embedding_dimension", None)
+    engine.dimension = int((size or encoder.get_word_embedding_dimension)())
+
+
+def _context_of_64(engine: SentenceTransformersEngine) -> None:
+    """A context length set too small, e.g. by a config default."""
+    engine.max_tokens = 64
+
+
+# The engine's own settings (and so the model facts it reports):
+SETTINGS_CHANGED: dict[FaultName, Callable[[SentenceTransformersEngine], None]] = {
+    "dense-skipped": _dense_skipped,
+    "truncate-64": _context_of_64,
+}
 
 
 class SentenceTransformersEngine:
-    def __init__(self, model: str | None, fault: str | None) -> None:
+    def __init__(self, model: str | None, fault: FaultName | None) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         from sentence_transformers import SentenceTransformer
 
@@ -41,11 +105,15 @@ class SentenceTransformersEngine:
         self.dimension = int((dimension or loaded.get_sentence_embedding_dimension)())
         self.max_tokens = int(loaded.max_seq_length)
         self.vocab_size = int(loaded.tokenizer.vocab_size)
-        self.fault: str | None = None
+        # What the forward pass computes, set here once and changed by a planted fault
+        self._pooler = POOLERS[self.pooling]
+        self._normalize = self.normalized
+        self._pooled = True
+        self.fault: FaultName | None = None
         if fault is not None:
             self._plant(fault)
 
-    def with_fault(self, fault: str) -> SentenceTransformersEngine:
+    def with_fault(self, fault: FaultName) -> SentenceTransformersEngine:
         """This engine's loaded model with an engine fault planted: what one request served
         under /faults/<name> computes with (the worker serves one request at a time). A
         ValueError when the model lacks what the fault breaks."""
@@ -53,16 +121,15 @@ class SentenceTransformersEngine:
         view._plant(fault)
         return view
 
-    def _plant(self, fault: str) -> None:
+    def _plant(self, fault: FaultName) -> None:
         _check_fault_applies(fault, self.pooling, self.normalized, bool(self._head))
         self.fault = fault
-        if fault == "dense-skipped":
-            self._head = []
-            encoder: Any = self._model[0]  # the name changed in sentence-transformers 5
-            size = getattr(encoder, "get_embedding_dimension", None)
-            self.dimension = int((size or encoder.get_word_embedding_dimension)())
-        if fault == "truncate-64":  # a context length set too small, e.g. by a config default
-            self.max_tokens = 64
+        self._pooler = FAULTY_POOLERS.get(fault, self._pooler)
+        self._normalize = FAULTY_NORMALIZATION.get(fault, self._normalize)
+        self._pooled = fault not in UNPOOLED
+        change_setting = SETTINGS_CHANGED.get(fault)
+        if change_setting is not None:
+            change_setting(self)
 
     def tokenize(self, text: str, special_tokens: bool = True) -> list[int]:
         ids = self._model.tokenizer.encode(text, add_special_tokens=special_tokens)
@@ -128,33 +195,17 @@ class SentenceTransformersEngine:
             tokens = self._model[0](features)["token_embeddings"]  # [B, T, H]
         mask = features["attention_mask"]
         lengths = [int(n) for n in mask.sum(dim=1)]
-        if self.fault == "per-token":  # no pooling: the bug this project exists for
+        if not self._pooled:  # the per-token fault: each input's token states
             rows = [tokens[i, :n] for i, n in enumerate(lengths)]
             return EngineOutput(torch.cat(rows).numpy(), lengths, lengths)
-        pooled = self._pool(tokens, mask)
+        pooled = self._pooler(tokens, mask)
         with torch.inference_mode():
             for module in self._head:
                 pooled = module({"sentence_embedding": pooled})["sentence_embedding"]
-        normalize = self.normalized or self.fault == "forced-normalize"
-        if normalize and self.fault != "no-normalize":
+        if self._normalize:
             pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
         matrix = np.ascontiguousarray(pooled.numpy(), dtype=np.float32)
         return EngineOutput(matrix, [1] * len(lengths), lengths)
-
-    def _pool(self, tokens: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        mode = {"cls-pooling": "cls", "mean-pooling": "mean"}.get(self.fault or "", self.pooling)
-        if mode == "cls":  # the first token's state
-            return tokens[:, 0]
-        if mode == "lasttoken":
-            if self.fault == "last-token-padded":  # the batch's last position, padding or not
-                return tokens[:, -1]
-            return tokens[torch.arange(len(tokens)), mask.sum(dim=1) - 1]  # the last real token
-        if mode != "mean":
-            raise ValueError(f"pooling {mode!r} is not implemented by this engine")
-        # The padding bug: padding positions averaged in as if they were tokens.
-        pool_mask = torch.ones_like(mask) if self.fault == "padding-unmasked" else mask
-        weights = pool_mask.unsqueeze(-1).to(tokens.dtype)
-        return (tokens * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1e-9)
 
 
 def _layout_of_loaded(path: str, model: Any) -> ModelLayout:
@@ -202,9 +253,9 @@ def _replace_linear_layers(module: torch.nn.Module, convert: Callable[..., Any])
             _replace_linear_layers(child, convert)
 
 
-def _check_fault_applies(fault: str | None, pooling: str, normalized: bool, dense: bool) -> None:
+def _check_fault_applies(fault: FaultName, pooling: str, normalized: bool, dense: bool) -> None:
     """A fault planted in a model without the feature it breaks would change nothing: refuse it."""
-    applies_to = {
+    applies_to: dict[FaultName, tuple[bool, str]] = {
         "cls-pooling": (pooling != "cls", "a pooling other than CLS"),
         "mean-pooling": (pooling != "mean", "a pooling other than mean"),
         "padding-unmasked": (pooling == "mean", "mean pooling"),
@@ -213,5 +264,6 @@ def _check_fault_applies(fault: str | None, pooling: str, normalized: bool, dens
         "forced-normalize": (not normalized, "no Normalize module"),
         "dense-skipped": (dense, "a Dense layer"),
     }
-    if fault in applies_to and not applies_to[fault][0]:
-        raise ValueError(f"fault {fault!r} needs a model with {applies_to[fault][1]}")
+    applies, feature = applies_to.get(fault, (True, ""))
+    if not applies:
+        raise ValueError(f"fault {fault!r} needs a model with {feature}")

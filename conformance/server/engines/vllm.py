@@ -19,13 +19,14 @@ from typing import Any
 import numpy as np
 
 from conformance.server.engines import ENGINE_FAULTS, EngineOutput, resolve_model
+from conformance.server.faults import FaultName
 from conformance.server.model_folder import read_layout
 
 # Each fault is one setting of vLLM's own PoolerConfig (checked against vLLM 0.32's source).
 # "use_activation" is what 0.32 calls normalization for embeddings ("normalize" was removed).
 # token_embed normalizes every token row by default; the real bug returned raw hidden states,
 # so the per-token fault turns that off too.
-_POOLER_SETTINGS: dict[str | None, dict[str, Any]] = {
+_POOLER_SETTINGS: dict[FaultName | None, dict[str, Any]] = {
     None: {"task": "embed"},
     "no-normalize": {"task": "embed", "use_activation": False},
     "cls-pooling": {"task": "embed", "pooling_type": "CLS"},
@@ -35,7 +36,7 @@ _POOLER_SETTINGS: dict[str | None, dict[str, Any]] = {
 }
 
 
-def pooler_settings(fault: str | None) -> dict[str, Any]:
+def pooler_settings(fault: FaultName | None) -> dict[str, Any]:
     """The PoolerConfig arguments that give ``fault`` (None: the correct engine)."""
     if fault in _POOLER_SETTINGS:
         return _POOLER_SETTINGS[fault]
@@ -77,7 +78,9 @@ def _start_llm(path: str, settings: dict[str, Any], enforce_eager: bool) -> Any:
 class VllmEngine:
     """Embeddings from vLLM; ``fault`` selects a bug planted through vLLM's PoolerConfig."""
 
-    def __init__(self, model: str | None, fault: str | None, *, enforce_eager: bool = True) -> None:
+    def __init__(
+        self, model: str | None, fault: FaultName | None, *, enforce_eager: bool = True
+    ) -> None:
         settings = pooler_settings(fault)  # before the slow start: a bad fault fails at once
         self.model_name, path = resolve_model(model)
         # Unit-length output, so the worker renormalizes after cutting to 'dimensions'.
