@@ -8,12 +8,14 @@ tests/test_purity.py)."""
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "house.py"
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "scripts" / "house.py"
 
 PLAN = (  # floor 0 first
     {"wire", "tolerances", "corpus", "files", "runtime_dir"},  # plain data and limits
@@ -46,6 +48,23 @@ def test_every_room_is_on_one_floor_of_the_plan(house: ModuleType) -> None:
     planned = [room for rooms in PLAN for room in rooms]
     assert sorted(planned) == sorted(set(planned))
     assert set(planned) == set(house.rooms())
+
+
+def readme_floors() -> dict[int, set[str]]:
+    """The rooms the README's layout lists under each of its "# floor N" lines."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    layout = text.split("## Project layout", 1)[1].split("```")[1]
+    floors: dict[int, set[str]] = {}
+    for line in layout.splitlines():
+        if heading := re.match(r"  # floor (\d+)", line):
+            floor = floors.setdefault(int(heading[1]), set())
+        elif room := re.match(r"  (\w+)(?:\.py|/) ", line):
+            floor.add(room[1])
+    return floors
+
+
+def test_the_readme_layout_is_the_plan() -> None:
+    assert readme_floors() == dict(enumerate(PLAN))
 
 
 def test_no_import_points_up_or_sideways(house: ModuleType) -> None:
