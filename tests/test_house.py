@@ -20,7 +20,7 @@ SCRIPT = ROOT / "scripts" / "house.py"
 PLAN = (  # floor 0 first
     {"wire", "tolerances", "corpus", "files", "runtime_dir"},  # plain data and limits
     {"requirements", "checks", "client", "variants"},  # the catalogue, pure checks, HTTP
-    {"verdicts", "server"},  # the verdict rules; the bundled server (the judged)
+    {"verdicts", "server", "models"},  # verdict rules; the bundled server; fetched models
     {"reporting", "options"},  # renderers; every option (the plugin's light path)
     {"references"},  # goldens, live references, the baseline
     {"run", "bench", "matrix"},  # one pytest run's machinery; the bench; the matrix
