@@ -2,7 +2,13 @@
 (:mod:`conformance.wire`)."""
 
 from conformance.client.endpoint import Endpoint, parse_endpoint
-from conformance.client.http import EmbeddingsClient, EndpointError, Exchange, HttpClient
+from conformance.client.http import (
+    EmbeddingsClient,
+    EndpointError,
+    Exchange,
+    HttpClient,
+    NoAnswer,
+)
 
 __all__ = [
     "EmbeddingsClient",
@@ -10,5 +16,6 @@ __all__ = [
     "EndpointError",
     "Exchange",
     "HttpClient",
+    "NoAnswer",
     "parse_endpoint",
 ]

@@ -378,6 +378,25 @@ class HttpClient:
                 f"{probe} within {probe_timeout:g} s since"
             )
 
+    def wait_until_answering(self, patience: float) -> float | None:
+        """After a request that got no answer in time: probe until the server answers again,
+        for at most ``patience`` seconds. A server still working on that request is busy, not
+        hung; once it answers, the stall is cleared and the requests after it are sent as
+        usual. Returns the seconds waited, or None when it did not answer within ``patience``
+        (the stall stays: later requests fail at once, as after any hang)."""
+        started = time.monotonic()
+        probe_timeout = min(PROBE_TIMEOUT, self.timeout)
+        while self._stall is not None:
+            waited = time.monotonic() - started
+            if waited >= patience:
+                return None
+            if self._probe_answered(min(probe_timeout, patience - waited)):
+                with self._stall_lock:
+                    self._stall = None
+            else:
+                time.sleep(min(1.0, max(0.0, patience - (time.monotonic() - started))))
+        return time.monotonic() - started
+
     def probe_request(self) -> tuple[str, str, bytes | None, str]:
         """Method, URL, body and description of the request that asks whether a server that
         hung answers again: here the models route, all this client knows."""

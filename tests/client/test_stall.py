@@ -147,3 +147,31 @@ def test_a_client_without_a_model_probes_the_models_route(server: Wedgeable) -> 
     with pytest.raises(NoAnswer):
         client.send("POST", client.endpoint.embeddings_url, b"{}", "application/json")
     assert client.get_models().status == 200  # the probe was answered: used again
+
+
+def test_a_server_busy_with_a_request_that_timed_out_is_waited_for(server: Wedgeable) -> None:
+    """A client's timeout cancels nothing on the server: the suite waits (a few timeouts at
+    most) until a server still busy with a heavy request answers again, then goes on as usual."""
+    client = client_of(server)
+    server.wedged = True
+    assert isinstance(timed(lambda: client.embed("heavy"))[0], NoAnswer)
+    busy_for = 3 * TIMEOUT
+    threading.Timer(busy_for, lambda: setattr(server, "wedged", False)).start()
+    waited = client.wait_until_answering(patience=20 * TIMEOUT)
+    assert waited is not None and busy_for - TIMEOUT <= waited < 20 * TIMEOUT
+    answer, seconds = timed(lambda: client.embed("next"))
+    assert not isinstance(answer, EndpointError) and answer.ok and seconds < TIMEOUT
+
+
+def test_a_server_that_never_answers_again_is_waited_for_no_longer_than_told(
+    server: Wedgeable,
+) -> None:
+    client = client_of(server)
+    server.wedged = True
+    timed(lambda: client.embed("heavy"))
+    waited, seconds = timed(lambda: client.wait_until_answering(patience=3 * TIMEOUT))
+    assert waited is None and 3 * TIMEOUT <= seconds < 6 * TIMEOUT
+    refused, seconds = timed(lambda: client.embed("next"))  # the stall stays: unsent, at once
+    assert isinstance(refused, EndpointError) and "not sent" in str(refused)
+    waited = client_of(server).wait_until_answering(patience=1.0)
+    assert waited is not None and waited < 0.01  # a client that saw no stall waits for nothing
