@@ -36,6 +36,7 @@ FaultName = Literal[
     "null-thai",
     "cut-at-nul",
     "another-tokenizer",
+    "prefix-added",
     "usage-characters",
     "chunks-reversed",
     "duplicates-misaligned",
@@ -186,6 +187,14 @@ FAULTS: dict[FaultName, Fault] = {
             "all-MiniLM-L6-v2 parts from the model's on Hangul and Devanagari): each word of "
             "them one unknown token, alone and in a batch alike, and usage counting the tokens "
             "it embedded. Not a batch or usage bug: reference.* alone must fail it",
+        ),
+        Fault(
+            "prefix-added",
+            "worker",
+            "a task prefix the client did not send ('search_query: ') put before every text, as "
+            "a server does that adds a model family's instruction prefix by itself "
+            "(open-text-embeddings 1.0.4 when the model's path holds 'e5' or 'bge-'): other "
+            "vectors, and the prefix's tokens counted",
         ),
         Fault(
             "usage-characters",

@@ -100,11 +100,19 @@ def _read_otherwise(text: str) -> str:
     return OTHERWISE_READ.sub(UNKNOWN_WORD, text)
 
 
+ADDED_PREFIX = "search_query: "  # nomic-embed-text's query prefix: the prefix-added fault's
+
+
+def _prefixed(text: str) -> str:
+    return ADDED_PREFIX + text
+
+
 # The texts a fault reads a request as (else its own texts)
 TEXT_READERS: dict[FaultName, Callable[[dict[str, Any]], list[str]]] = {
     "token-ids-as-text": _ids_as_text,
     "cut-at-nul": partial(_each_text_read, _cut_at_nul),
     "another-tokenizer": partial(_each_text_read, _read_otherwise),
+    "prefix-added": partial(_each_text_read, _prefixed),
 }
 
 WEDGE_RUN = 200  # the wedged-worker fault hangs on a run of this many of one character
