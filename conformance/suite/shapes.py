@@ -41,6 +41,10 @@ EQUAL_TEXTS = 6  # permutations of each
 POSITIONS = ("first", "middle", "last")  # where an over-long input stands in its request
 LONG_TEXTS = 16  # distinct texts near the context, for the requests of many tokens
 BURST_TEXTS = 12  # short texts bursts draw from, so that requests in flight share some
+# Tokens of passages near the context one request shape holds at most: 64 passages at
+# all-MiniLM-L6-v2's 256 tokens, 8 at nomic-embed-text's 2,048, so that a shape costs a server
+# about the same whatever its model's context (past the step engines split a request into).
+PASSAGE_TOKENS = 64 * 256
 
 
 @dataclass(frozen=True)
@@ -120,6 +124,11 @@ class Pool:
         words = self.context // 2 if self.context else 256
         return _long_inputs(LONG_TEXTS, words)
 
+    @property
+    def most_passages(self) -> int:
+        """How many inputs a request of passages near the context holds at most."""
+        return max(1, PASSAGE_TOKENS // self.context) if self.context else SIZES["many-tokens"][1]
+
 
 @dataclass(frozen=True)
 class Shape:
@@ -168,7 +177,8 @@ def _many_tokens(shape: Shape, pool: Pool, rng: np.random.Generator) -> list[Inp
     """Passages near the context with a few short inputs among them: tens of thousands of
     tokens at the largest sizes, past the step an engine splits a request into."""
     mixed = [*pool.long, *pool.short[:4]]
-    return [mixed[i] for i in rng.integers(0, len(mixed), max(1, shape.size))]
+    size = min(max(1, shape.size), pool.most_passages)
+    return [mixed[i] for i in rng.integers(0, len(mixed), size)]
 
 
 _PICKERS: dict[str, Callable[[Shape, Pool, np.random.Generator], list[Input]]] = {

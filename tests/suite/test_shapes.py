@@ -3,6 +3,7 @@ shape holds the company it is meant to test (no server needed)."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 
 from conformance.suite.reference_corpus import large_batch_cases
@@ -64,3 +65,14 @@ def test_the_request_of_2048_inputs_holds_each_word_as_often() -> None:
     assert len(inputs) == MOST_INPUTS
     counts = {inputs.count(word) for word in POOL.words}
     assert counts == {MOST_INPUTS // len(POOL.words)}
+
+
+@pytest.mark.parametrize(("context", "most"), [(256, 64), (384, 42), (2048, 8), (None, 64)])
+def test_passages_near_a_longer_context_come_fewer_to_a_request(
+    context: int | None, most: int
+) -> None:
+    """A request of passages near the context costs about the same tokens whatever the model's
+    context: all-MiniLM-L6-v2's 64 passages of 256 tokens, nomic-embed-text's 8 of 2,048."""
+    pool = Pool(context, POOL.sentences)
+    assert len(Shape("many-tokens", 64, 0, 0).inputs(pool)) == most
+    assert len(Shape("many-tokens", 5, 0, 0).inputs(pool)) == min(5, most)
