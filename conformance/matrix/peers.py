@@ -21,6 +21,8 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from conformance.models.pinned import MODELS
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
@@ -71,6 +73,9 @@ class Peer:
     start_timeout: float = 600.0
     unavailable: str = ""  # why this peer cannot run here (it is listed, not run)
     about: str = ""  # one line on what the column is (e.g. which backend a proxy fronts)
+    # A model fetched from the package registries (`models fetch`) that {model} names instead
+    # of the bundled all-MiniLM-L6-v2 ("": the bundled one)
+    weights: str = ""
 
     @property
     def environments(self) -> tuple[str, ...]:
@@ -151,7 +156,11 @@ def _peer(spec: Mapping[str, Any], environments: Mapping[str, Environment]) -> P
         start_timeout=float(spec.get("start_timeout", 600)),
         unavailable=spec.get("unavailable", ""),
         about=spec.get("about", ""),
+        weights=spec.get("weights", ""),
     )
+    if peer.weights and peer.weights not in MODELS:
+        known = ", ".join(MODELS)
+        raise ValueError(f"{where}: weights {peer.weights!r}: not a model to fetch ({known})")
     for environment in peer.environments:
         if environment != PROJECT and environment not in environments:
             raise ValueError(f"{where}: no environment named {environment!r}")

