@@ -114,10 +114,9 @@ def run_peer(
         say(f"listed, not run: {peer.unavailable}")
         return outcome
     try:
-        served = served_folder(peer, root, model, say)
-        with serving_peer(catalogue, peer, root, model, served, say, outcome) as (values, logs):
+        with serving_peer(catalogue, peer, root, model, say, outcome) as (values, logs):
             say(f"up in {outcome.startup_s:.0f} s; running the suite (log: {logs / 'suite.log'})")
-            scrubber = scrub.scrubber(served, root)
+            scrubber = scrub.scrubber(Path(values["model"]), root)
             _judge(peer, values, dest, logs / "suite.log", outcome, scrubber)
     except (environments.InstallError, FetchError) as exc:
         outcome.state, outcome.reason = "install failed", _first_line(str(exc))
@@ -129,20 +128,16 @@ def run_peer(
 
 @contextmanager
 def serving_peer(
-    catalogue: Catalogue,
-    peer: Peer,
-    root: Path,
-    model: Path,
-    served: Path,
-    say: Progress,
-    outcome: Outcome,
+    catalogue: Catalogue, peer: Peer, root: Path, model: Path, say: Progress, outcome: Outcome
 ) -> Iterator[tuple[dict[str, str], Path]]:
     """Install what the peer needs (its environments' steps see the bundled ``model``), start
-    it on the ``served`` folder in a fresh scratch folder and yield its placeholder values and
-    log folder while it serves; stopped on the way out, however."""
+    it on the folder it serves (``served_folder``; its placeholder ``model``) in a fresh scratch
+    folder and yield its placeholder values and log folder while it serves; stopped on the way
+    out, however."""
     logs = root / peer.name / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     pythons = _install(catalogue, peer, root, model, logs / "install.log", say, outcome)
+    served = served_folder(peer, root, model, say)
     values = _start_values(peer, served, _fresh(root / peer.name / "work"))
     say(f"{outcome.label}: starting (log: {logs / 'server.log'})")
     (logs / "server.log").unlink(missing_ok=True)

@@ -19,14 +19,7 @@ from pathlib import Path
 
 from conformance.files import write_text_atomically
 from conformance.matrix import processes
-from conformance.matrix.build import (
-    Outcome,
-    Progress,
-    model_folder,
-    run_suite,
-    served_folder,
-    serving_peer,
-)
+from conformance.matrix.build import Outcome, Progress, model_folder, run_suite, serving_peer
 from conformance.matrix.peers import Catalogue, Peer, expand
 from conformance.reporting import compare
 from conformance.reporting.compare_markdown import render_diff_markdown
@@ -64,8 +57,7 @@ def _serve(
     catalogue: Catalogue, peer: Peer, root: Path, model: Path, say: Progress, step: Step
 ) -> str:
     outcome = Outcome(peer.name, peer.title, peer.homepage, peer.about, peer.package)
-    served = served_folder(peer, root, model, say)
-    with serving_peer(catalogue, peer, root, model, served, say, outcome) as (values, logs):
+    with serving_peer(catalogue, peer, root, model, say, outcome) as (values, logs):
         step(peer, values, logs)
     return outcome.version
 

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from conformance.cli import main
-from conformance.models.fetch import fetched
 from conformance.models.pinned import NOMIC
 from conformance.references import bundled_golden, load_golden
 from tests.conftest import reference_server
+from tests.models.test_real_models import folder_of
 from tests.support.bare_vllm import bare_vllm, model_dir
 from tests.support.suite_runner import SuiteRun, run_suite
 
@@ -163,9 +163,7 @@ def test_suite_passes_bare_vllm_on_nomic_embed_text(tmp_path: Path) -> None:
     folder `models fetch` converts from its authors' GGUF: every MUST against its
     sentence-transformers golden, and those that read the reference against its bare-vLLM one.
     Run with `tox -e vllm -- -m real_models` once the model is fetched."""
-    folder = fetched(NOMIC)
-    if folder is None:
-        pytest.skip(f"{NOMIC.name} is not fetched: embedding-conformance models fetch {NOMIC.name}")
+    folder = folder_of(NOMIC)  # skips, saying how to fetch, when it is not fetched
     with bare_vllm(tmp_path / "server.log", NOMIC.name, str(folder)) as url:
         # 4 to 8 times MiniLM's compute: the requests at the documented limits take over 30 s
         patient = ("--request-timeout", "300")
