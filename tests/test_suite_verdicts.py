@@ -96,6 +96,8 @@ INVISIBLE = {
     "empty-input-200": "not a bug: [] answered with no vectors is a SHOULD warning (tested below)",
     "wedged-worker": "fails whatever runs after the hang; tests/test_suite_hung.py times the run",
 }
+# fault -> requirements run with its row that must PASS: the fault is one cause, judged once
+ALSO_PASS = {"missing-usage": {"base64.openai-client"}}  # the SDK's answer read without usage
 # Fewer generated bodies and no generated request shapes: the fixed shapes show each shape fault
 FAST = ("--fuzz-examples", "30", "--shape-examples", "0")
 # Faults whose row needs only some of its requirements' tests: one failing test fails the
@@ -178,7 +180,8 @@ def test_planted_bug_fails_the_right_requirement(
     # fast; the correct server's runs above and below run everything. Each fault is served
     # under its route of one server per model (tests/server/test_fault_routes.py shows a
     # route answers as a server started with --fault does).
-    chosen = ",".join(sorted(MUTATIONS[fault]))
+    passing = ALSO_PASS.get(fault, set())
+    chosen = ",".join(sorted(MUTATIONS[fault] | passing))
     url = fault_route(fault, FAULTS[fault].model)
     narrowed = NARROWED.get(fault, ())
     run = run_suite(tmp_path, "--endpoint", url, *FAST, "--requirements", chosen, *narrowed)
@@ -186,6 +189,7 @@ def test_planted_bug_fails_the_right_requirement(
     assert run.returncode == (1 if musts else 0), run.output  # a failed SHOULD only warns
     failed = run.with_status("FAIL")
     assert MUTATIONS[fault] <= failed, f"{fault}: failed {sorted(failed)}\n{run.output}"
+    assert passing <= run.with_status("PASS"), run.output
     for requirement_id in MUTATIONS[fault]:  # the failure message (or warning) names it
         assert f"{BY_ID[requirement_id].level} {requirement_id}]" in run.output
     assert "reproduce: curl" in run.output
