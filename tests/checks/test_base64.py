@@ -124,8 +124,9 @@ def test_float32_parity_fails_when_one_row_differs() -> None:
     rows = [b64(FLOATS[0]), b64([0.7, 0.0, -1.25])]
     result = base64.float_parity(response(*rows).matrix(), response(*FLOATS).matrix(), 1e-4)
     assert not result.passed
-    assert result.measured == pytest.approx(0.25)
-    assert result.margin == pytest.approx(1e-4 - 0.25)
+    norm = float(np.linalg.norm(FLOATS[1]))  # above 1: measured in units of it (compare.py)
+    assert result.measured == pytest.approx(0.25 / norm)
+    assert result.margin == pytest.approx(1e-4 - 0.25 / norm)
     assert result.index == 1
 
 

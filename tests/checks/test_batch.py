@@ -51,7 +51,7 @@ def test_rows_in_place_fail_a_row_shifted_by_one_naming_it() -> None:
     result = batch.documented_limits(IN_ORDER, shifted, ALONE, 1e-5, WHAT)
     assert not result.passed
     assert result.index == 10
-    assert "54 of 64 rows past the limit, the first at index 10" in result.detail
+    assert "54 of 64 rows past the limit (max |Δ| / ||v||), the first at index 10" in result.detail
 
 
 def test_rows_in_place_fail_indices_renumbered_or_counted_from_elsewhere() -> None:

@@ -90,3 +90,31 @@ def test_same_vectors_fails_on_nan() -> None:
     result = compare.check_same_vectors(broken, MATRIX, 1e-5, "repeat")
     assert not result.passed
     assert result.index == 1
+
+
+# Vectors that are not normalized: measured in units of their norm (one cause, judged once by
+# normalization.unit-norm), never more strictly than unit vectors
+
+
+def test_rows_of_a_server_that_does_not_normalize_are_compared_in_units_of_their_norm() -> None:
+    alone = MATRIX * 23.0  # llama-cpp-python's nomic-embed-text: norms near 23
+    batched = alone.copy()
+    batched[1, 2] += 2.3e-3  # the packed-batch rounding: 1e-4 of the norm
+    result = compare.check_same_vectors(batched, alone, 2e-3, "batch vs single")
+    assert result.passed, result
+    assert result.measured == pytest.approx(1e-4)
+    assert "max |Δ| / ||v|| worst at index 1" in result.detail
+    shifted = compare.check_rows_in_place(range(4), alone[[0, 2, 1, 3]], alone, 2e-3, "shape")
+    assert not shifted.passed  # a row out of place is as wrong as ever
+    assert shifted.measured == pytest.approx(0.8)
+    assert "2 of 4 rows past the limit (max |Δ| / ||v||), the first at index 1" in shifted.detail
+
+
+def test_rows_shorter_than_unit_vectors_are_measured_as_they_are() -> None:
+    alone = MATRIX * 0.3  # dimensions cut without renormalizing
+    batched = alone.copy()
+    batched[0, 0] += 1e-3
+    result = compare.check_same_vectors(batched, alone, 1e-5, "batch vs single")
+    assert not result.passed
+    assert result.measured == pytest.approx(1e-3)
+    assert "max |Δ| worst at index 0" in result.detail
