@@ -47,9 +47,13 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The real models' tests run only when asked for (``-m real_models``; ``tox -e models``):
-    with their weights fetched they take half an hour on two cores, which the project's test
-    command must not cost whoever once ran ``models fetch``."""
+    """The slow tests first (stable otherwise): under xdist the workers start on them and the
+    run ends on short ones, instead of one worker finishing a minute-long suite run alone while
+    the other idles (with --dist worksteal, pyproject.toml). The real models' tests run only
+    when asked for (``-m real_models``; ``tox -e models``): with their weights fetched they take
+    half an hour on two cores, which the project's test command must not cost whoever once ran
+    ``models fetch``."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
     if "real_models" in (config.option.markexpr or ""):
         return
     skip = pytest.mark.skip(reason="real models: run with -m real_models (tox -e models)")

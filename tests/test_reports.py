@@ -70,6 +70,7 @@ def certified(
     return SuiteRun.load(workdir / "run.json"), workdir
 
 
+@pytest.mark.slow
 def test_a_certification_run_writes_every_report(certified: tuple[SuiteRun, Path]) -> None:
     run, workdir = certified
     assert run.returncode == 0, run.output
@@ -89,6 +90,7 @@ def test_a_certification_run_writes_every_report(certified: tuple[SuiteRun, Path
     assert "reports: reports/ (results.json, junit.xml" in run.output  # the header says where
 
 
+@pytest.mark.slow
 def test_the_real_report_renders_in_chromium(certified: tuple[SuiteRun, Path]) -> None:
     """The certified run's own report.html, screenshotted (kept in
     $EMBEDDING_CONFORMANCE_SCREENSHOT_DIR when set, for a human look)."""
@@ -103,6 +105,7 @@ def test_the_real_report_renders_in_chromium(certified: tuple[SuiteRun, Path]) -
         shutil.copy(png, Path(keep) / png.name)
 
 
+@pytest.mark.slow
 def test_no_api_key_in_any_output(certified: tuple[SuiteRun, Path]) -> None:
     run, workdir = certified
     assert API_KEY not in run.output
@@ -112,6 +115,7 @@ def test_no_api_key_in_any_output(certified: tuple[SuiteRun, Path]) -> None:
     assert options["api_key"] == "<redacted>"
 
 
+@pytest.mark.slow
 def test_verify_catches_an_edited_byte_and_a_wrong_key(
     certified: tuple[SuiteRun, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -8,6 +8,8 @@ import re
 import time
 from pathlib import Path
 
+import pytest
+
 from conformance.client.http import PROBE_TIMEOUT
 from tests.conftest import reference_server
 from tests.support.suite_runner import SuiteRun, run_suite
@@ -37,6 +39,7 @@ def slow_phases(output: str) -> list[str]:
     return [test for seconds, test in phases if float(seconds) >= SLOW_PHASE]
 
 
+@pytest.mark.slow
 def test_a_hung_server_costs_a_few_timeouts_and_is_named(tmp_path: Path, clean_server: str) -> None:
     clean, clean_seconds = timed_run(tmp_path / "clean", clean_server)
     assert clean.returncode == 0, clean.output

@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
+import pytest
 import requests
 
 from tests.conftest import reference_server
@@ -103,6 +104,7 @@ def workers_once_restarted(url: str, deadline: float) -> list[dict[str, object]]
         time.sleep(0.5)
 
 
+@pytest.mark.slow
 def test_soak_leaves_nothing_behind_and_mixes_nothing_up() -> None:
     expected = reference_vectors()
     with reference_server("--workers", "2", "--transport", "shm", "--shm-ttl", "2") as url:
