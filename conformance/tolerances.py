@@ -3,7 +3,9 @@
 Why these numbers:
 - fp32 ``vector_atol`` 1e-5: a correct fp32 server differs between a text embedded alone and in a
   padded batch only by BLAS reduction order, measured here at ~2e-7 (all-MiniLM-L6-v2, CPU).
-  A real padding or cross-talk bug moves elements by 1e-2 and more.
+  A real padding or cross-talk bug moves elements by 1e-2 and more. Set for unit vectors: two
+  answers of a server that does not normalize are compared in units of their norm
+  (checks/compare.row_deviations), so that its norm is judged once, by normalization.unit-norm.
 - ``norm_atol`` 1e-3 for fp32 is llama.cpp's and vLLM's bar for "normalized"; half precision
   rounds each element to ~1e-3 relative, so its norm can drift further.
 - ``base64_atol`` equals ``vector_atol``: base64 carries the same float32 bits the JSON floats

@@ -167,9 +167,8 @@ INTRO = (
     "installed from its package registry into an environment of its own and serving, offline "
     "on 127.0.0.1, the model its Model column names (all-MiniLM-L6-v2 unless it says another), "
     "judged against that model's golden where one exists. Every requirement is a row, every "
-    "server a column; "
-    "every FAIL has a triage line below (what the server does, why it deviates, the public "
-    "issue). A FAIL of a SHOULD is a warning; the verdict counts MUSTs only."
+    "server a column; every FAIL has a triage line below (what the server does, why it "
+    "deviates, the public issue). A FAIL of a SHOULD is a warning; the verdict counts MUSTs only."
 )
 
 
