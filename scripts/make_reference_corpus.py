@@ -12,7 +12,8 @@ case and a minimum number of cases per category (and per language); word counts 
 paragraphs and retrieval queries; the retrieval layout (one query and documents a, b, c per
 topic); the token-id subset; and token lengths: ``ctx-near-N`` / ``ctx-past-N`` have exactly N
 tokens including [CLS] and [SEP], paragraphs stay under 250 and every other case fits the
-model's 256.
+model's 256; ``task-prefix`` cases start with one of nomic-embed-text-v1.5's task prefixes, each
+prefix in some case (embedded as sent: the prefix is part of the input).
 
 Control and invisible characters (the ``control`` cases, CONTROL_CASES): each id is there with
 the characters it exists for, and they survive the file (the file holds every character that
@@ -64,9 +65,10 @@ CATEGORY_MINIMUMS = {
     "retrieval-query": 12,
     "retrieval-doc": 36,
     "control": 13,
+    "task-prefix": 6,
 }
 CATEGORY_NAMES = ", ".join(CATEGORY_MINIMUMS)
-MIN_CASES = 230
+MIN_CASES = 260
 # language tag(s) of multilingual cases -> minimum number of cases
 LANGUAGE_MINIMUMS: dict[tuple[str, ...], int] = {
     ("lang-zh",): 5,
@@ -83,7 +85,12 @@ LANGUAGE_MINIMUMS: dict[tuple[str, ...], int] = {
     ("lang-mixed",): 3,
 }
 NEAR_CONTEXT = {128, 200, 240, 250, 255, 256}
-OVER_CONTEXT = {257, 300, 400, 600, 1000, 2000}
+# 2048 and 2100: at and past nomic-embed-text-v1.5's context (its BERT-uncased tokenizer counts
+# as MiniLM's does); the others are past MiniLM's 256 and MPNet's 384
+OVER_CONTEXT = {257, 300, 400, 600, 1000, 2000, 2048, 2100}
+# nomic-embed-text-v1.5's task prefixes: the text is embedded as sent, prefix included, so a
+# server that strips or adds one returns another vector; each one is in some task-prefix case
+TASK_PREFIXES = ("search_query: ", "search_document: ", "classification: ", "clustering: ")
 # category tag -> (min, max) words, split on whitespace
 WORD_LIMITS = {"english": (3, 40), "paragraph": (60, 150), "retrieval-query": (5, 15)}
 RETRIEVAL_TOPICS = 12
@@ -220,6 +227,8 @@ def check_cases(cases: list[dict[str, Any]], lengths: dict[str, int]) -> list[st
                 errors.append(f"{case_id}: {len(text.split())} words, {low}-{high} required")
         if category == "single-char" and len(text) != 1:
             errors.append(f"{case_id}: a single-char case must be one code point")
+        if category == "task-prefix" and not text.startswith(TASK_PREFIXES):
+            errors.append(f"{case_id}: a task-prefix case starts with one of {TASK_PREFIXES}")
         if category == "whitespace" and not any(c.isspace() or c in INVISIBLE for c in text):
             errors.append(f"{case_id}: a whitespace case must contain whitespace")
         errors += check_reads_as(case)
@@ -232,6 +241,7 @@ def check_cases(cases: list[dict[str, Any]], lengths: dict[str, int]) -> list[st
         if sum(languages[tag] for tag in group) < minimum:
             errors.append(f"{'/'.join(group)}: fewer than {minimum} multilingual cases")
     errors += check_context_sets(cases)
+    errors += check_task_prefixes(cases)
     errors += check_retrieval(cases)
     errors += check_token_id_subset(cases)
     errors += check_control_cases(cases)
@@ -326,6 +336,12 @@ def check_context_sets(cases: list[dict[str, Any]]) -> list[str]:
         if found != wanted:
             errors.append(f"ctx-{kind}-* cases cover {sorted(found)}, need {sorted(wanted)}")
     return errors
+
+
+def check_task_prefixes(cases: list[dict[str, Any]]) -> list[str]:
+    texts = [case["text"] for case in cases if category_of(case) == "task-prefix"]
+    missing = [prefix for prefix in TASK_PREFIXES if not any(t.startswith(prefix) for t in texts)]
+    return [f"no task-prefix case starts with {prefix!r}" for prefix in missing]
 
 
 def check_retrieval(cases: list[dict[str, Any]]) -> list[str]:

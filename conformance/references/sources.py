@@ -209,7 +209,7 @@ def record_endpoint(
     matrix = _stack([vectors[i] for i in recorded])
     card = model_card(model_dir) if model_dir else {}
     tokens, special_tokens = _endpoint_tokens(client, cases)
-    over = [c.id for c in cases if "over-context" in c.tags]
+    over = past_context(cases, tokens, card.get("max_tokens"))
     manifest = _manifest(
         cases,
         model=client.model,
@@ -229,6 +229,22 @@ def record_endpoint(
         behaviour=observed_behaviour(client) if behaviour else None,
     )
     return Recording(manifest, matrix, tokens)
+
+
+def past_context(
+    cases: Sequence[Case], tokens: dict[str, list[int]] | None, max_tokens: int | None
+) -> list[str]:
+    """The over-context cases past this model's context: all of them unless the model card
+    gives a context and the endpoint counted a case's tokens. (The tag is MiniLM's 256 tokens;
+    nomic-embed-text-v1.5 reads 2,048, and refusing ctx-past-2100 alone is its over-context
+    rejection.)"""
+    counts = tokens or {}
+    return [
+        c.id
+        for c in cases
+        if "over-context" in c.tags
+        and (max_tokens is None or c.id not in counts or len(counts[c.id]) > max_tokens)
+    ]
 
 
 def _endpoint_tokens(
