@@ -77,6 +77,12 @@ def _matrix(args: argparse.Namespace) -> int:
     return run_matrix(args)
 
 
+def _ci(args: argparse.Namespace) -> int:
+    from conformance.ci.cli import run_ci
+
+    return run_ci(args)
+
+
 def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results", metavar="RESULTS.json", help="a results.json to check")
     parser.add_argument(
@@ -157,6 +163,15 @@ COMMANDS = (
         "conformance.matrix.cli:add_matrix_arguments",
         "Install, start and judge real embeddings servers (peers.toml), one after another, and "
         "publish the requirement x server matrix.",
+    ),
+    Command(
+        "ci",
+        "the GitHub Action's steps: start a server, run the suite, compare with a baseline",
+        _ci,
+        "conformance.ci.cli:add_ci_arguments",
+        "The steps of the GitHub Action (action.yml) as commands: each writes the job summary "
+        "and the step's outputs into the files the runner names ($GITHUB_STEP_SUMMARY, "
+        "$GITHUB_OUTPUT; printed when unset) and exits as the step should end.",
     ),
     Command("bench", "latency and throughput of endpoints, validated answers only"),
     # main() hands 'worker ...' to the worker's own parser: argparse cannot pass '--connect' on

@@ -23,7 +23,7 @@ PLAN = (  # floor 0 first
     {"verdicts", "server", "models"},  # verdict rules; the bundled server; fetched models
     {"reporting", "options"},  # renderers; every option (the plugin's light path)
     {"references"},  # goldens, live references, the baseline
-    {"run", "bench", "matrix"},  # one pytest run's machinery; the bench; the matrix
+    {"run", "bench", "matrix", "ci"},  # a pytest run's machinery; the bench; the matrix; CI
     {"suite", "plugin", "cli"},  # the packaged tests, the pytest entry point, the commands
 )
 CHECKS = {"tolerances", "wire"}

@@ -320,6 +320,8 @@ def diff(a: Run, b: Run) -> Diff:
         for i in common
         if in_a[i].status != in_b[i].status
     )
+    # regressions first: a CI summary shows what blocks the merge before what improved
+    changes = tuple(sorted(changes, key=lambda change: change.kind != "regression"))
     moves = tuple(m for i in common if (m := measurement_move(in_a[i], in_b[i])) is not None)
     return Diff(
         a,

@@ -282,6 +282,24 @@ def test_diff_reports_status_changes_and_one_sided_requirements(tmp_path: Path) 
     assert result.moves == ()
 
 
+def test_regressions_come_first_then_the_catalogue_order(tmp_path: Path) -> None:
+    """A CI summary shows what blocks the merge before what improved."""
+    names = ["x.improved", "x.regressed", "x.also-improved", "x.also-regressed"]
+    before = ["FAIL", "PASS", "FAIL", "PASS"]
+    after = ["PASS", "FAIL", "PASS", "UNSUPPORTED"]
+    a, b = runs_of(
+        tmp_path,
+        document([requirement(n, s) for n, s in zip(names, before, strict=True)]),
+        document([requirement(n, s) for n, s in zip(names, after, strict=True)]),
+    )
+    assert [c.id for c in diff(a, b).changes] == [
+        "x.regressed",
+        "x.also-regressed",
+        "x.improved",
+        "x.also-improved",
+    ]
+
+
 def test_a_measurement_moved_past_its_limit_is_reported_and_one_within_it_is_not(
     tmp_path: Path,
 ) -> None:

@@ -1,0 +1,243 @@
+"""The GitHub Action (action.yml) and the example workflows (docs/ci/): GitHub's own validators
+pass them and fail a planted mistake, and the action's steps, run here in order as a runner
+would (tests/support/action_runner.py), judge the bundled server: green when it is correct, red
+with the right summary for a fault and for a regression against a baseline, and an unreachable
+endpoint reported as such. The action installs the project from its own folder into a Python of
+the test's (pip install, as on a runner)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import sysconfig
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.conftest import FaultRoute
+from tests.support.action_runner import ActionRun, run_action, runner_environment
+from tests.support.server_process import REPO
+
+WORKFLOWS = sorted((REPO / "docs" / "ci").glob("*.yml"))
+PUBLISHED = "embedding-conformance/embedding-conformance@v1"  # how the workflows name the action
+SHORTEST = REPO / "docs" / "ci" / "conformance.yml"
+NARROW = "--requirements reference.agreement"  # one requirement: seconds, not minutes
+
+
+def tool(name: str) -> str:
+    return str(Path(sys.executable).parent / name)
+
+
+def actionlint(project: Path) -> subprocess.CompletedProcess[str]:
+    """actionlint over a project holding the workflows, with the published action's name
+    replaced by the local action ('./'), so that every input they give is checked against
+    action.yml."""
+    (project / ".github" / "workflows").mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    return subprocess.run(
+        [tool("actionlint"), "-no-color"], cwd=project, capture_output=True, text=True
+    )
+
+
+def local_project(tmp_path: Path, workflows: dict[str, str], action: str) -> Path:
+    project = tmp_path / "project"
+    (project / ".github" / "workflows").mkdir(parents=True)
+    (project / "action.yml").write_text(action, encoding="utf-8")
+    for name, text in workflows.items():
+        local = text.replace(PUBLISHED, "./")
+        (project / ".github" / "workflows" / name).write_text(local, encoding="utf-8")
+    return project
+
+
+def schema_check(schema: str, *files: Path) -> subprocess.CompletedProcess[str]:
+    command = [tool("check-jsonschema"), "--builtin-schema", f"vendor.{schema}", *map(str, files)]
+    return subprocess.run(command, capture_output=True, text=True)
+
+
+def test_the_action_and_the_workflows_pass_the_validators(tmp_path: Path) -> None:
+    action = schema_check("github-actions", REPO / "action.yml")
+    assert action.returncode == 0, action.stdout + action.stderr
+    workflows = schema_check("github-workflows", *WORKFLOWS)
+    assert workflows.returncode == 0, workflows.stdout + workflows.stderr
+    texts = {path.name: path.read_text(encoding="utf-8") for path in WORKFLOWS}
+    assert all(PUBLISHED in text for text in texts.values())
+    linted = actionlint(local_project(tmp_path, texts, (REPO / "action.yml").read_text()))
+    assert linted.returncode == 0, linted.stdout + linted.stderr
+
+
+def test_the_validators_fail_planted_mistakes(tmp_path: Path) -> None:
+    action = (REPO / "action.yml").read_text(encoding="utf-8")
+    without_shell = tmp_path / "action.yml"  # a composite step's 'shell' is required
+    without_shell.write_text(action.replace("      shell: bash\n", "", 1), encoding="utf-8")
+    refused = schema_check("github-actions", without_shell)
+    assert refused.returncode == 1 and "shell" in refused.stdout + refused.stderr
+
+    shortest = SHORTEST.read_text(encoding="utf-8")
+    misspelt = tmp_path / "misspelt.yml"  # 'step' for 'steps'
+    misspelt.write_text(shortest.replace("    steps:", "    step:"), encoding="utf-8")
+    assert schema_check("github-workflows", misspelt).returncode == 1
+
+    unknown_input = shortest.replace("          endpoint:", "          endpoint-url:")
+    linted = actionlint(local_project(tmp_path, {"ci.yml": unknown_input}, action))
+    assert linted.returncode == 1
+    assert 'input "endpoint-url" is not defined in action' in linted.stdout
+    assert 'missing input "endpoint" which is required' in linted.stdout
+
+
+def test_the_readme_leads_its_ci_section_with_the_shortest_workflow() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## In CI") :]
+    first_block = re.search(r"```yaml\n(.*?)```", section, re.DOTALL)
+    assert first_block is not None
+    assert first_block.group(1) == SHORTEST.read_text(encoding="utf-8")
+
+
+# --- the action's steps, run -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def runner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """A runner's Python (what setup-python gives), in which the action's own install step puts
+    the project: a venv that sees this environment's packages (a .pth line), so that pip
+    installs the project from the action's folder and nothing else."""
+    root = tmp_path_factory.mktemp("runner")
+    venv = root / "python"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    site = subprocess.run(
+        [
+            str(venv / "bin" / "python"),
+            "-c",
+            "import sysconfig; print(sysconfig.get_path('purelib'))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    (Path(site) / "outer.pth").write_text(sysconfig.get_path("purelib") + "\n", encoding="utf-8")
+    temp = root / "temp"  # the job's RUNNER_TEMP: the module's runs are one job's steps
+    temp.mkdir()
+    yield {"root": root, "temp": temp, "env": runner_environment(venv / "bin")}
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def act(runner: dict[str, Any], tmp_path: Path, **inputs: str) -> ActionRun:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir(parents=True, exist_ok=True)
+    return run_action(REPO, inputs, workspace, runner["env"], runner["temp"])
+
+
+def shortest_inputs(endpoint: str) -> dict[str, str]:
+    """The README's shortest workflow's inputs, its repository variable set to ``endpoint``."""
+    workflow = yaml.safe_load(SHORTEST.read_text(encoding="utf-8"))
+    (step,) = [s for job in workflow["jobs"].values() for s in job["steps"] if "uses" in s]
+    assert step["uses"] == PUBLISHED
+    return {
+        k: str(v).replace("${{ vars.EMBEDDINGS_ENDPOINT }}", endpoint)
+        for k, v in step["with"].items()
+    }
+
+
+@pytest.mark.slow
+def test_the_shortest_workflow_passes_the_correct_server(
+    runner: dict[str, Any], tmp_path: Path, clean_server: str
+) -> None:
+    run = act(runner, tmp_path, **shortest_inputs(clean_server))
+    assert not run.failed, run.log
+    assert run.ran == ["Install embedding-conformance", "Run the suite"], run.log
+    assert run.skipped == ["Start the server", "Compare with the baseline", "Stop the server"]
+    assert run.uses == ["actions/setup-python@v6", "actions/cache@v5", "actions/upload-artifact@v6"]
+    results_path = tmp_path / "workspace" / "embedding-conformance-report" / "results.json"
+    results = json.loads(results_path.read_text(encoding="utf-8"))
+    musts = [r for r in results["requirements"] if r["level"] == "MUST"]
+    assert run.outputs["verdict"] == "PASS" == results["verdict"]
+    assert run.outputs["must-passed"] == str(len(musts)) and run.outputs["must-failed"] == "0"
+    assert run.outputs["results"] == "embedding-conformance-report/results.json"
+    assert run.outputs["certified"] == "" and run.outputs["regressed"] == ""
+    summary = (results_path.parent / "summary.md").read_text(encoding="utf-8")
+    assert run.summary == summary and "PASS" in summary
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_a_server_the_action_starts_is_judged_saved_as_a_baseline_and_stopped(
+    runner: dict[str, Any], tmp_path: Path
+) -> None:
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    run = act(
+        runner,
+        tmp_path,
+        endpoint=base,
+        **{
+            "serve-command": f"{sys.executable} -m conformance.server --port {port} --fault-routes",
+            "pytest-args": NARROW,
+            "save-baseline": "baseline",
+            "upload-artifact": "false",
+        },
+    )
+    assert not run.failed, run.log
+    assert run.ran[-1] == "Stop the server" and "server stopped" in run.log
+    assert f"{base}/health answers after" in run.log  # the default ready URL
+    assert run.outputs["verdict"] == "PASS"
+    saved = tmp_path / "workspace" / "baseline"
+    assert {"manifest.json", "vectors.npy", "results.json"} <= {p.name for p in saved.iterdir()}
+    with socket.socket() as probe:  # nothing left listening
+        assert probe.connect_ex(("127.0.0.1", port)) != 0
+    assert not (runner["temp"] / "embedding-conformance-server.pid").exists()
+    assert "server.log" in {
+        p.name for p in (tmp_path / "workspace" / "embedding-conformance-report").iterdir()
+    }
+
+
+def test_a_fault_fails_the_step_naming_the_requirement(
+    runner: dict[str, Any], tmp_path: Path, fault_route: FaultRoute
+) -> None:
+    run = act(runner, tmp_path, endpoint=fault_route("cls-pooling"), **{"pytest-args": NARROW})
+    assert run.failed
+    assert run.outputs["verdict"] == "FAIL" and run.outputs["must-failed"] == "1"
+    assert "reference.agreement" in run.summary and "FAIL" in run.summary
+
+
+def test_a_regression_against_a_baseline_fails_with_the_diff_first(
+    runner: dict[str, Any], tmp_path: Path, clean_server: str, fault_route: FaultRoute
+) -> None:
+    before = act(runner, tmp_path / "before", endpoint=clean_server, **{"pytest-args": NARROW})
+    assert not before.failed, before.log
+    baseline = tmp_path / "before" / "workspace" / "embedding-conformance-report" / "results.json"
+    run = act(
+        runner,
+        tmp_path / "after",
+        endpoint=fault_route("cls-pooling"),
+        baseline=str(baseline),
+        **{"pytest-args": NARROW},
+    )
+    assert run.failed
+    assert run.ran[-1] == "Compare with the baseline"
+    assert run.outputs["regressed"] == "true"
+    diff = (tmp_path / "after" / "workspace" / run.outputs["diff"]).read_text(encoding="utf-8")
+    assert "| reference.agreement | MUST | PASS | FAIL | regression |" in diff
+    assert "compared with the baseline" in run.summary and diff in run.summary
+
+
+def test_an_unreachable_endpoint_is_reported_as_such_not_as_drift(
+    runner: dict[str, Any], tmp_path: Path
+) -> None:
+    baseline = tmp_path / "results.json"
+    baseline.write_text("{}", encoding="utf-8")  # never read: there is nothing to compare
+    run = act(runner, tmp_path, endpoint=f"http://127.0.0.1:{free_port()}", baseline=str(baseline))
+    assert run.failed
+    assert run.outputs["verdict"] == "UNREACHABLE" and run.outputs["results"] == ""
+    assert "Compare with the baseline" in run.skipped
+    assert "the endpoint is unreachable: nothing was judged" in run.summary
+    assert "preflight failed: no usable answer from the endpoint" in run.summary
