@@ -212,6 +212,11 @@ def test_a_fault_fails_the_step_naming_the_requirement(
 def test_a_regression_against_a_baseline_fails_with_the_diff_first(
     runner: dict[str, Any], tmp_path: Path, clean_server: str, fault_route: FaultRoute
 ) -> None:
+    # the workspace is a project with its own pytest configuration: the run keeps out of it
+    workspace = tmp_path / "before" / "workspace"
+    workspace.mkdir(parents=True)
+    (workspace / "pytest.ini").write_text("[pytest]\naddopts = --no-such-option\n")
+    (workspace / "conftest.py").write_text("raise SystemExit('the workspace conftest ran')\n")
     before = act(runner, tmp_path / "before", endpoint=clean_server, **{"pytest-args": NARROW})
     assert not before.failed, before.log
     baseline = tmp_path / "before" / "workspace" / "embedding-conformance-report" / "results.json"
