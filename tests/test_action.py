@@ -200,16 +200,7 @@ def test_a_server_the_action_starts_is_judged_saved_as_a_baseline_and_stopped(
     }
 
 
-def test_a_fault_fails_the_step_naming_the_requirement(
-    runner: dict[str, Any], tmp_path: Path, fault_route: FaultRoute
-) -> None:
-    run = act(runner, tmp_path, endpoint=fault_route("cls-pooling"), **{"pytest-args": NARROW})
-    assert run.failed
-    assert run.outputs["verdict"] == "FAIL" and run.outputs["must-failed"] == "1"
-    assert "reference.agreement" in run.summary and "FAIL" in run.summary
-
-
-def test_a_regression_against_a_baseline_fails_with_the_diff_first(
+def test_a_fault_fails_the_step_and_its_regression_against_a_baseline_is_diffed_first(
     runner: dict[str, Any], tmp_path: Path, clean_server: str, fault_route: FaultRoute
 ) -> None:
     # the workspace is a project with its own pytest configuration: the run keeps out of it
@@ -227,8 +218,11 @@ def test_a_regression_against_a_baseline_fails_with_the_diff_first(
         baseline=str(baseline),
         **{"pytest-args": NARROW},
     )
-    assert run.failed
-    assert run.ran[-1] == "Compare with the baseline"
+    assert run.failed  # the fault: the run's summary names the failing MUST
+    assert run.outputs["verdict"] == "FAIL" and run.outputs["must-failed"] == "1"
+    suite_summary = run.summary.split("### embedding-conformance: compared with")[0]
+    assert "reference.agreement" in suite_summary and "FAIL" in suite_summary
+    assert run.ran[-1] == "Compare with the baseline"  # and the regression, diffed
     assert run.outputs["regressed"] == "true"
     diff = (tmp_path / "after" / "workspace" / run.outputs["diff"]).read_text(encoding="utf-8")
     assert "| reference.agreement | MUST | PASS | FAIL | regression |" in diff
