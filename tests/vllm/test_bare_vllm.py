@@ -16,10 +16,13 @@ import pytest
 from conformance.cli import main
 from conformance.models.pinned import NOMIC
 from conformance.references import bundled_golden, load_golden
+from conformance.suite.reference_corpus import within_context
 from tests.conftest import reference_server
 from tests.models.test_real_models import folder_of
 from tests.support.bare_vllm import bare_vllm, model_dir
 from tests.support.suite_runner import SuiteRun, run_suite
+
+WITHIN = len(within_context())  # reference.agreement compares every input not tagged over-context
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("vllm") is None,
@@ -77,7 +80,7 @@ def test_suite_passes_bare_vllm(vllm_url: str, tmp_path: Path, reference: str) -
         *(EVERYTHING_ELSE if everything else ()),
     ):
         assert run.status(requirement) == "PASS", run.output
-    assert "reference.agreement: 247 inputs vs all-MiniLM-L6-v2" in run.output
+    assert f"reference.agreement: {WITHIN} inputs vs all-MiniLM-L6-v2" in run.output
     if reference.endswith("/vllm"):  # recorded from bare vLLM, which refuses 6 inputs
         assert "not compared, the reference rejected: ctx-past-257 (HTTP 400" in run.output
 
@@ -109,7 +112,7 @@ def test_suite_passes_the_reference_server_on_the_vllm_engine(tmp_path: Path, mo
     show_summary(run)
     assert run.returncode == 0, run.output
     assert run.with_status("FAIL") == set(), run.output
-    assert f"reference.agreement: 247 inputs vs {model} (sentence-transformers" in run.output
+    assert f"reference.agreement: {WITHIN} inputs vs {model} (sentence-transformers" in run.output
 
 
 # variant -> what bare vLLM 0.32 must show beyond "every MUST passes"
@@ -146,7 +149,10 @@ def test_suite_passes_bare_vllm_on_each_variant(tmp_path: Path, variant: str) ->
         assert run.with_status("FAIL") <= SHOULD_WARNINGS, run.output
         for requirement, status in VARIANT_EXPECTATIONS[variant].items():
             assert run.status(requirement) == status, run.output
-        assert f"reference.agreement: 247 inputs vs {variant} (sentence-transformers" in run.output
+        assert (
+            f"reference.agreement: {WITHIN} inputs vs {variant} (sentence-transformers"
+            in run.output
+        )
         again = run_suite(
             tmp_path,
             *("--endpoint", url, "--reference", f"golden:{variant}/vllm"),
@@ -172,7 +178,7 @@ def test_suite_passes_bare_vllm_on_nomic_embed_text(tmp_path: Path) -> None:
         assert run.returncode == 0, run.output
         assert run.with_status("FAIL") <= SHOULD_WARNINGS, run.output
         assert f"reference: bundled golden {NOMIC.name}/sentence-transformers" in run.output
-        assert f"reference.agreement: 247 inputs vs {NOMIC.name}" in run.output
+        assert f"reference.agreement: {WITHIN} inputs vs {NOMIC.name}" in run.output
         again = run_suite(
             tmp_path,
             *("--endpoint", url, "--reference", f"golden:{NOMIC.name}/vllm", *patient),
