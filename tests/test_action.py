@@ -24,6 +24,7 @@ import yaml
 from tests.conftest import FaultRoute
 from tests.support.action_runner import ActionRun, run_action, runner_environment
 from tests.support.server_process import REPO
+from tests.test_packaging import NOT_SOURCE
 
 WORKFLOWS = sorted((REPO / "docs" / "ci").glob("*.yml"))
 PUBLISHED = "embedding-conformance/embedding-conformance@v1"  # how the workflows name the action
@@ -108,6 +109,10 @@ def runner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     the project: a venv that sees this environment's packages (a .pth line), so that pip
     installs the project from the action's folder and nothing else."""
     root = tmp_path_factory.mktemp("runner")
+    # the action's folder, a checkout of the repository as a runner has it: pip builds in it
+    # (build/, *.egg-info), so in a copy, never in this one
+    action = root / "action"
+    shutil.copytree(REPO, action, ignore=NOT_SOURCE)
     venv = root / "python"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     site = subprocess.run(
@@ -123,14 +128,14 @@ def runner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     (Path(site) / "outer.pth").write_text(sysconfig.get_path("purelib") + "\n", encoding="utf-8")
     temp = root / "temp"  # the job's RUNNER_TEMP: the module's runs are one job's steps
     temp.mkdir()
-    yield {"root": root, "temp": temp, "env": runner_environment(venv / "bin")}
+    yield {"action": action, "temp": temp, "env": runner_environment(venv / "bin")}
     shutil.rmtree(root, ignore_errors=True)
 
 
 def act(runner: dict[str, Any], tmp_path: Path, **inputs: str) -> ActionRun:
     workspace = tmp_path / "workspace"
     workspace.mkdir(parents=True, exist_ok=True)
-    return run_action(REPO, inputs, workspace, runner["env"], runner["temp"])
+    return run_action(runner["action"], inputs, workspace, runner["env"], runner["temp"])
 
 
 def shortest_inputs(endpoint: str) -> dict[str, str]:
