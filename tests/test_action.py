@@ -19,12 +19,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 import yaml
 
-from tests.conftest import FaultRoute
+from tests.conftest import FaultRoute, reference_server
 from tests.support.action_runner import ActionRun, run_action, runner_environment
 from tests.support.server_process import REPO
 from tests.test_packaging import NOT_SOURCE
+from tests.test_suite_verdicts import IN_PLAY
 
 WORKFLOWS = sorted((REPO / "docs" / "ci").glob("*.yml"))
 PUBLISHED = "embedding-conformance/embedding-conformance@v1"  # how the workflows name the action
@@ -149,35 +151,61 @@ def shortest_inputs(endpoint: str) -> dict[str, str]:
     }
 
 
-@pytest.mark.slow
-def test_the_shortest_workflow_passes_the_correct_server(
-    runner: dict[str, Any], tmp_path: Path, clean_server: str
-) -> None:
-    run = act(runner, tmp_path, **shortest_inputs(clean_server))
-    assert not run.failed, run.log
-    assert run.ran == ["Install embedding-conformance", "Run the suite"], run.log
-    assert run.skipped == ["Start the server", "Compare with the baseline", "Stop the server"]
-    assert run.uses == ["actions/setup-python@v6", "actions/cache@v5", "actions/upload-artifact@v6"]
-    results_path = tmp_path / "workspace" / "embedding-conformance-report" / "results.json"
-    results = json.loads(results_path.read_text(encoding="utf-8"))
-    musts = [r for r in results["requirements"] if r["level"] == "MUST"]
-    assert run.outputs["verdict"] == "PASS" == results["verdict"]
-    assert run.outputs["must-passed"] == str(len(musts)) and run.outputs["must-failed"] == "0"
-    assert run.outputs["results"] == "embedding-conformance-report/results.json"
-    assert run.outputs["certified"] == "" and run.outputs["regressed"] == ""
-    summary = (results_path.parent / "summary.md").read_text(encoding="utf-8")
-    assert run.summary == summary and "PASS" in summary
-
-
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
 
 
-def test_a_server_the_action_starts_is_judged_saved_as_a_baseline_and_stopped(
-    runner: dict[str, Any], tmp_path: Path
+# One test, one runner: the action installs itself once (as in one job) and its runs follow one
+# another, as a job's steps do.
+@pytest.mark.slow
+def test_the_actions_steps_judge_the_bundled_server(
+    runner: dict[str, Any], tmp_path: Path, fault_route: FaultRoute
 ) -> None:
+    shortest_workflow_passes_the_correct_server(runner, tmp_path / "shortest")
+    baseline = started_server_is_judged_saved_as_a_baseline_and_stopped(runner, tmp_path / "saved")
+    fault_fails_and_its_regression_is_diffed_first(
+        runner, tmp_path / "fault", fault_route, baseline
+    )
+    unreachable_endpoint_is_reported_as_such(runner, tmp_path / "unreachable", baseline)
+
+
+def shortest_workflow_passes_the_correct_server(runner: dict[str, Any], tmp_path: Path) -> None:
+    """The README's workflow as written, on the base64 transport (shm's full run is
+    tests/test_reports.py's certification run): every requirement PASS, through the action."""
+    with reference_server("--transport", "base64") as base_url:
+        run = act(runner, tmp_path, **shortest_inputs(base_url))
+        no_routes = requests.get(f"{base_url}/faults/noise/v1/models", timeout=10)
+    assert no_routes.status_code == 404  # fault routes are served only when asked for
+    assert not run.failed, run.log
+    assert run.ran == ["Install embedding-conformance", "Run the suite"], run.log
+    assert run.skipped == ["Start the server", "Compare with the baseline", "Stop the server"]
+    assert run.uses == ["actions/setup-python@v6", "actions/cache@v5", "actions/upload-artifact@v6"]
+    results_path = tmp_path / "workspace" / "embedding-conformance-report" / "results.json"
+    results = json.loads(results_path.read_text(encoding="utf-8"))
+    passed = {r["id"] for r in results["requirements"] if r["status"] == "PASS"}
+    assert passed == IN_PLAY, run.log
+    musts = [r for r in results["requirements"] if r["level"] == "MUST"]
+    assert run.outputs["verdict"] == "PASS" == results["verdict"]
+    assert run.outputs["must-passed"] == str(len(musts)) and run.outputs["must-failed"] == "0"
+    assert run.outputs["results"] == "embedding-conformance-report/results.json"
+    assert run.outputs["certified"] == "" and run.outputs["regressed"] == ""
+    assert "reference: bundled golden all-MiniLM-L6-v2/sentence-transformers" in run.log
+    summary = (results_path.parent / "summary.md").read_text(encoding="utf-8")
+    assert run.summary == summary and "PASS" in summary
+
+
+def started_server_is_judged_saved_as_a_baseline_and_stopped(
+    runner: dict[str, Any], tmp_path: Path
+) -> Path:
+    """serve-command: the bundled server started by the action, judged (in a workspace whose
+    own pytest.ini and conftest.py would break a plain pytest run there), its vectors and
+    results saved as a baseline, then stopped with all it spawned."""
+    workspace = tmp_path / "workspace"
+    workspace.mkdir(parents=True)
+    (workspace / "pytest.ini").write_text("[pytest]\naddopts = --no-such-option\n")
+    (workspace / "conftest.py").write_text("raise SystemExit('the workspace conftest ran')\n")
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     run = act(
@@ -185,7 +213,7 @@ def test_a_server_the_action_starts_is_judged_saved_as_a_baseline_and_stopped(
         tmp_path,
         endpoint=base,
         **{
-            "serve-command": f"{sys.executable} -m conformance.server --port {port} --fault-routes",
+            "serve-command": f"{sys.executable} -m conformance.server --port {port}",
             "pytest-args": NARROW,
             "save-baseline": "baseline",
             "upload-artifact": "false",
@@ -195,50 +223,40 @@ def test_a_server_the_action_starts_is_judged_saved_as_a_baseline_and_stopped(
     assert run.ran[-1] == "Stop the server" and "server stopped" in run.log
     assert f"{base}/health answers after" in run.log  # the default ready URL
     assert run.outputs["verdict"] == "PASS"
-    saved = tmp_path / "workspace" / "baseline"
+    saved = workspace / "baseline"
     assert {"manifest.json", "vectors.npy", "results.json"} <= {p.name for p in saved.iterdir()}
     with socket.socket() as probe:  # nothing left listening
         assert probe.connect_ex(("127.0.0.1", port)) != 0
     assert not (runner["temp"] / "embedding-conformance-server.pid").exists()
-    assert "server.log" in {
-        p.name for p in (tmp_path / "workspace" / "embedding-conformance-report").iterdir()
-    }
+    assert (workspace / "embedding-conformance-report" / "server.log").exists()
+    return saved
 
 
-def test_a_fault_fails_the_step_and_its_regression_against_a_baseline_is_diffed_first(
-    runner: dict[str, Any], tmp_path: Path, clean_server: str, fault_route: FaultRoute
+def fault_fails_and_its_regression_is_diffed_first(
+    runner: dict[str, Any], tmp_path: Path, fault_route: FaultRoute, baseline: Path
 ) -> None:
-    # the workspace is a project with its own pytest configuration: the run keeps out of it
-    workspace = tmp_path / "before" / "workspace"
-    workspace.mkdir(parents=True)
-    (workspace / "pytest.ini").write_text("[pytest]\naddopts = --no-such-option\n")
-    (workspace / "conftest.py").write_text("raise SystemExit('the workspace conftest ran')\n")
-    before = act(runner, tmp_path / "before", endpoint=clean_server, **{"pytest-args": NARROW})
-    assert not before.failed, before.log
-    baseline = tmp_path / "before" / "workspace" / "embedding-conformance-report" / "results.json"
+    """A fault fails the step, the suite's summary naming the failing MUST; the same run
+    against the saved baseline (the old server's vectors and verdicts) is a regression, and
+    the diff, regressions first, goes to the summary and to a file."""
+    endpoint = fault_route("cls-pooling")
     run = act(
-        runner,
-        tmp_path / "after",
-        endpoint=fault_route("cls-pooling"),
-        baseline=str(baseline),
-        **{"pytest-args": NARROW},
+        runner, tmp_path, endpoint=endpoint, baseline=str(baseline), **{"pytest-args": NARROW}
     )
-    assert run.failed  # the fault: the run's summary names the failing MUST
+    assert run.failed
     assert run.outputs["verdict"] == "FAIL" and run.outputs["must-failed"] == "1"
     suite_summary = run.summary.split("### embedding-conformance: compared with")[0]
     assert "reference.agreement" in suite_summary and "FAIL" in suite_summary
-    assert run.ran[-1] == "Compare with the baseline"  # and the regression, diffed
+    assert run.ran[-1] == "Compare with the baseline"
     assert run.outputs["regressed"] == "true"
-    diff = (tmp_path / "after" / "workspace" / run.outputs["diff"]).read_text(encoding="utf-8")
+    diff = (tmp_path / "workspace" / run.outputs["diff"]).read_text(encoding="utf-8")
     assert "| reference.agreement | MUST | PASS | FAIL | regression |" in diff
     assert "compared with the baseline" in run.summary and diff in run.summary
 
 
-def test_an_unreachable_endpoint_is_reported_as_such_not_as_drift(
-    runner: dict[str, Any], tmp_path: Path
+def unreachable_endpoint_is_reported_as_such(
+    runner: dict[str, Any], tmp_path: Path, baseline: Path
 ) -> None:
-    baseline = tmp_path / "results.json"
-    baseline.write_text("{}", encoding="utf-8")  # never read: there is nothing to compare
+    """A drift watch's endpoint that does not answer: UNREACHABLE, not drift; no diff."""
     run = act(runner, tmp_path, endpoint=f"http://127.0.0.1:{free_port()}", baseline=str(baseline))
     assert run.failed
     assert run.outputs["verdict"] == "UNREACHABLE" and run.outputs["results"] == ""

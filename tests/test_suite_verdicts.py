@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import requests
 
 from conformance.requirements import BY_ID, CATALOGUE, GATE_PREFIX
 from conformance.server.faults import FAULTS
@@ -116,24 +115,9 @@ def test_every_fault_is_in_the_mutation_table() -> None:
     assert set(MUTATIONS) | set(INVISIBLE) == set(FAULTS)
 
 
-# On shm (the transport 'auto' picks here), the certification run of tests/test_reports.py
-# is this run, serially: every requirement PASS, with an API key and every report written.
-# Here the run is split over two xdist workers as well.
-@pytest.mark.slow
-@pytest.mark.parametrize("transport", ["base64"])
-def test_correct_server_passes_every_requirement(tmp_path: Path, transport: str) -> None:
-    with reference_server("--transport", transport) as base_url:
-        run = run_suite(tmp_path, "--endpoint", base_url, "--expect-dim", "384", "-n", "2")
-        no_routes = requests.get(f"{base_url}/faults/noise/v1/models", timeout=10)
-    assert no_routes.status_code == 404  # fault routes are served only when asked for
-    assert run.returncode == 0, run.output
-    assert run.with_status("PASS") == IN_PLAY, run.output
-    assert "created: 2/2 workers" in run.output, run.output  # it ran in parallel
-    assert (
-        f"conformance: {len(IN_PLAY)} passed, 0 failed, 0 unsupported, 0 not applicable, 0 not run"
-        in run.output
-    )
-    assert "reference: bundled golden all-MiniLM-L6-v2/sentence-transformers" in run.output
+# The correct server's full runs: on shm (the transport 'auto' picks here) the certification
+# run of tests/test_reports.py, serially, with an API key and every report written; on base64
+# the README's shortest workflow, through the GitHub Action (tests/test_action.py).
 
 
 def test_matryoshka_variant_truncated_without_renormalizing_fails(
