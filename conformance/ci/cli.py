@@ -19,6 +19,7 @@ from pathlib import Path
 
 from conformance.ci import github, outcome, serve
 from conformance.files import write_text_atomically
+from conformance.references.baseline import RESULTS
 
 EXIT_USAGE = 4
 
@@ -123,7 +124,7 @@ def suite_arguments(args: argparse.Namespace) -> list[str]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    results = args.report_dir / "results.json"
+    results = args.report_dir / RESULTS
     began = time.time()
     code, output = _pytest(suite_arguments(args))
     fresh = results.exists() and results.stat().st_mtime >= began - 1
@@ -172,7 +173,7 @@ def _save_baseline(args: argparse.Namespace, results: Path) -> int:
     record += ["--model", args.model] if args.model else []
     code = subprocess.run(record).returncode
     if code == 0:
-        shutil.copyfile(results, target / "results.json")
+        shutil.copyfile(results, target / RESULTS)
         print(f"baseline saved in {target}")
     return code
 
@@ -180,7 +181,7 @@ def _save_baseline(args: argparse.Namespace, results: Path) -> int:
 def baseline_results(path: str) -> Path:
     """A baseline's results.json: the file itself, or the one in a baseline directory."""
     given = Path(path)
-    return given / "results.json" if given.is_dir() else given
+    return given / RESULTS if given.is_dir() else given
 
 
 def _baseline(args: argparse.Namespace) -> int:
