@@ -231,6 +231,15 @@ OPTIONS: tuple[OptionSpec, ...] = (
         help="Override the tier's max 1 - cosine similarity to the reference model's vector.",
     ),
     OptionSpec(
+        "retrieval_tie",
+        "--retrieval-tie",
+        ("EMBEDDINGS_RETRIEVAL_TIE",),
+        parse=_non_negative_float,
+        metavar="X",
+        help="Override the tier's score gap within which two documents may swap places in a "
+        "query's top 3 (reference.retrieval).",
+    ),
+    OptionSpec(
         "reference",
         "--reference",
         ("EMBEDDINGS_REFERENCE",),

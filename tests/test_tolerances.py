@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import astuple
+from pathlib import Path
+
 import pytest
 
-from conformance.tolerances import TIERS, Tolerances, tolerances_for
+from conformance.tolerances import PRECISIONS, TIERS, Tolerances, tolerances_for
 
 # tolerances_for
 
 
-@pytest.mark.parametrize("precision", ["fp32", "fp16", "bf16"])
+@pytest.mark.parametrize("precision", PRECISIONS)
 def test_tolerances_default_to_the_tier(precision: str) -> None:
     assert tolerances_for(precision) == TIERS[precision]
 
@@ -26,6 +29,20 @@ def test_lower_precision_tiers_are_looser() -> None:
     assert fp32.base64_atol < fp16.base64_atol < bf16.base64_atol
     assert fp32.reference_atol < fp16.reference_atol < bf16.reference_atol
     assert fp32.cosine_atol < fp16.cosine_atol < bf16.cosine_atol
+    assert fp32.retrieval_tie < fp16.retrieval_tie < bf16.retrieval_tie
+
+
+def test_q4_k_m_holds_every_limit_of_q8_0_and_fp32() -> None:
+    """The quantized tiers nest: a fault the suite catches at q4_k_m (the mutation rows that
+    change vectors run there) it catches at q8_0 and fp32 too."""
+    fp32, q8_0, q4_k_m = (astuple(TIERS[tier]) for tier in ("fp32", "q8_0", "q4_k_m"))
+    assert all(a <= b <= c for a, b, c in zip(fp32, q8_0, q4_k_m, strict=True))
+
+
+@pytest.mark.parametrize("precision", ["q8_0", "q4_k_m"])
+def test_quantized_tiers_keep_the_fp32_bar_for_the_norm(precision: str) -> None:
+    """Quantized weights do not move the norm: servers normalize the pooled vector in f32."""
+    assert TIERS[precision].norm_atol == TIERS["fp32"].norm_atol
 
 
 def test_override_replaces_only_the_given_field() -> None:
@@ -37,9 +54,17 @@ def test_override_replaces_only_the_given_field() -> None:
 
 def test_all_overrides_apply() -> None:
     tolerances = tolerances_for(
-        "bf16", vector_atol=1.0, norm_atol=2.0, base64_atol=3.0, reference_atol=4.0, cosine_atol=5.0
+        "bf16",
+        vector_atol=1.0,
+        norm_atol=2.0,
+        base64_atol=3.0,
+        reference_atol=4.0,
+        cosine_atol=5.0,
+        retrieval_tie=6.0,
     )
-    assert tolerances == Tolerances(1.0, 2.0, 3.0, reference_atol=4.0, cosine_atol=5.0)
+    assert tolerances == Tolerances(
+        1.0, 2.0, 3.0, reference_atol=4.0, cosine_atol=5.0, retrieval_tie=6.0
+    )
 
 
 def test_zero_override_is_applied_not_ignored() -> None:
@@ -51,3 +76,23 @@ def test_overrides_do_not_change_the_tier() -> None:
     tolerances_for("fp32", vector_atol=9.0)
     assert TIERS["fp32"] == before
     assert TIERS["fp32"].vector_atol == 1e-5
+
+
+def test_the_readme_tier_table_is_tiers() -> None:
+    """The README's table of tiers shows each tier's limits as tolerances.py holds them."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    rows = {
+        cells[0]: cells
+        for line in readme.splitlines()
+        if line.startswith("| ") and (cells := [c.strip() for c in line.strip("|").split("|")])
+    }
+    for name, tier in TIERS.items():
+        shown = [float(cell) for cell in rows[name][2:7]]
+        assert shown == [
+            tier.vector_atol,
+            tier.norm_atol,
+            tier.reference_atol,
+            tier.cosine_atol,
+            tier.retrieval_tie,
+        ], name
+        assert tier.base64_atol == tier.vector_atol  # one column shows both

@@ -6,11 +6,12 @@ precision)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from conformance.checks.result import CheckResult, Verdicts, at_most
+from conformance.tolerances import TIERS
 from conformance.wire import Matrix, Vector
 
 WORST_LISTED = 3
@@ -77,11 +78,17 @@ def check_cosine(
     return at_most(float(per_input[worst]), cosine_atol, detail, worst)
 
 
-def top_k(queries: Matrix, documents: Matrix, k: int) -> list[list[int]]:
-    """Indices of each query's k most similar documents by cosine, best first."""
+def cosine_scores(queries: Matrix, documents: Matrix) -> Matrix:
+    """Each query's cosine similarity to each document (queries x documents)."""
     q = queries / np.linalg.norm(queries, axis=1, keepdims=True)
     d = documents / np.linalg.norm(documents, axis=1, keepdims=True)
-    return [list(row[:k]) for row in np.argsort(-(q @ d.T), axis=1, kind="stable")]
+    return np.asarray(q @ d.T, dtype=np.float64)
+
+
+def top_k(queries: Matrix, documents: Matrix, k: int) -> list[list[int]]:
+    """Indices of each query's k most similar documents by cosine, best first."""
+    order = np.argsort(-cosine_scores(queries, documents), axis=1, kind="stable")
+    return [[int(j) for j in row[:k]] for row in order]
 
 
 @dataclass(frozen=True)
@@ -102,4 +109,41 @@ def check_agreement(compared: Comparison, cosine_atol: float, atol: float) -> Ve
     return (
         check_cosine(actual, expected, ids, cosine_atol, what),
         check_max_abs_diff(actual, expected, ids, atol, what),
+    )
+
+
+def with_tier_hint(results: Verdicts) -> Verdicts:
+    """check_agreement's verdicts over a whole corpus, a failure saying which precision tier, if
+    any, the vectors fit: a server of q8_0 weights judged at fp32 is told to use --precision
+    q8_0, a wrong pooling that none. (Of one input, as past the context, it would say nothing
+    of the weights: a truncation can fit a loose tier.)"""
+    cosine, largest = results
+    if (cosine.passed and largest.passed) or not (
+        isinstance(cosine.measured, float) and isinstance(largest.measured, float)
+    ):
+        return results
+    hint = tier_hint(cosine.measured, largest.measured)
+    return tuple(r if r.passed else replace(r, detail=f"{r.detail}; {hint}") for r in results)
+
+
+def tier_hint(one_minus_cosine: float, max_abs_diff: float) -> str:
+    """The precision tiers whose reference limits hold both measurements, tightest first, or
+    that none does (the error is not rounding)."""
+    by_looseness = sorted(
+        TIERS.items(), key=lambda item: (item[1].cosine_atol, item[1].reference_atol)
+    )
+    holding = [
+        name
+        for name, tier in by_looseness
+        if one_minus_cosine <= tier.cosine_atol and max_abs_diff <= tier.reference_atol
+    ]
+    if holding:
+        return (
+            f"within the limits of {', '.join(holding)}: right for a server whose weights are "
+            f"at one of those precisions (--precision {holding[0]}, ...)"
+        )
+    loosest, tier = by_looseness[-1]
+    return (
+        f"past every precision tier ({loosest}: 1 - cosine <= {tier.cosine_atol:g}, "
+        f"|Δ| <= {tier.reference_atol:g}): not rounding, another computation"
     )

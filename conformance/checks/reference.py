@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from conformance.checks.agreement import Comparison, check_agreement, top_k
+from conformance.checks.agreement import (
+    Comparison,
+    check_agreement,
+    cosine_scores,
+    top_k,
+    with_tier_hint,
+)
 from conformance.checks.result import CheckResult, Verdicts, no_offenders
 from conformance.checks.status import check_refusal_allowed, is_refusal, unmeasurable
 from conformance.wire import Matrix
@@ -13,8 +19,9 @@ from conformance.wire import Matrix
 def agreement(compared: Comparison, cosine_atol: float, atol: float) -> Verdicts:
     """Every input of the reference corpus embeds as the reference model embeds it: 1 - cosine
     and max |Δ| within the precision tier. Catches CLS instead of mean pooling, a dropped layer,
-    silent truncation and precision lost on the way."""
-    return check_agreement(compared, cosine_atol, atol)
+    silent truncation and precision lost on the way. A failure names the precision tier the
+    vectors fit, if any."""
+    return with_tier_hint(check_agreement(compared, cosine_atol, atol))
 
 
 def over_context(
@@ -43,18 +50,31 @@ def retrieval(
     reference_documents: Matrix,
     query_ids: Sequence[str],
     document_ids: Sequence[str],
+    tie: float,
     k: int = 3,
 ) -> CheckResult:
-    """Each query's top-k documents (as a set) are the reference's.
+    """Each query's top-k documents (as a set) are the reference's, except that a document the
+    reference scores within ``tie`` of its k-th may take that place: the precision tier's
+    largest score change (tolerances.py), so two near-tied documents may swap and nothing else.
 
     Element-wise limits bound each vector; this bounds what users do with them: a server whose
     small errors all lean one way can still rank documents differently."""
-    mine = top_k(queries, documents, k)
-    theirs = top_k(reference_queries, reference_documents, k)
-    offenders = [i for i, (a, b) in enumerate(zip(mine, theirs, strict=True)) if set(a) != set(b)]
+    mine, expected = top_k(queries, documents, k), top_k(reference_queries, reference_documents, k)
+    scores = cosine_scores(reference_queries, reference_documents)
+    offenders: list[int] = []
     example = ""
-    if offenders:
-        i = offenders[0]
-        names = [[document_ids[j] for j in row] for row in (mine[i], theirs[i])]
-        example = f"{query_ids[i]}: top-{k} {names[0]}, reference {names[1]}"
-    return no_offenders(offenders, len(mine), f"queries ranked differently (top-{k})", example)
+    for i, (row, theirs) in enumerate(zip(scores, expected, strict=True)):
+        kth = float(row[theirs[-1]])
+        entered = [j for j in mine[i] if j not in theirs and kth - float(row[j]) > tie]
+        if entered and not offenders:
+            names = [[document_ids[j] for j in top] for top in (mine[i], theirs)]
+            gap = kth - float(row[entered[0]])
+            example = (
+                f"{query_ids[i]}: top-{k} {names[0]}, reference {names[1]} "
+                f"({document_ids[entered[0]]} scored {gap:.3g} below the last of the "
+                f"reference's top-{k})"
+            )
+        if entered:
+            offenders.append(i)
+    what = f"queries ranked differently (top-{k}, beyond ties within {tie:g})"
+    return no_offenders(offenders, len(mine), what, example)

@@ -31,7 +31,8 @@ else:  # pragma: no cover - Python 3.10
 PROJECT = "project"  # the environment that runs this package (the bundled reference server)
 PLACEHOLDERS = frozenset({"model", "work", "port", "port2", "port3"})  # anywhere in a peer
 COMMAND_PLACEHOLDERS = PLACEHOLDERS | {"python", "bin", "envdir"}  # in commands and their env
-INSTALL_PLACEHOLDERS = frozenset({"python", "bin", "envdir", "model"})  # in install steps
+# in install steps; quantize: the path of quantize_gguf.py, run by an environment's own Python
+INSTALL_PLACEHOLDERS = frozenset({"python", "bin", "envdir", "model", "quantize"})
 LOOPBACK = "http://127.0.0.1:"
 
 

@@ -41,7 +41,8 @@ def header_lines(
         f"embedding-conformance {__version__}: {s.endpoint.embeddings_url}, model {shown_model}",
         f"  profile {s.profile}, tier {s.precision}: --vector-atol {t.vector_atol:g} "
         f"--norm-atol {t.norm_atol:g} --base64-atol {t.base64_atol:g} "
-        f"--reference-atol {t.reference_atol:g} --cosine-atol {t.cosine_atol:g}",
+        f"--reference-atol {t.reference_atol:g} --cosine-atol {t.cosine_atol:g} "
+        f"--retrieval-tie {t.retrieval_tie:g}",
     ]
     if reference is not None:
         lines.append(f"  reference: {reference}")

@@ -119,7 +119,11 @@ def read_whole(reference: Recording, case_id: str) -> str:
 
 @pytest.mark.requirement("reference.retrieval")
 def test_retrieval_finds_the_reference_neighbours(
-    expect: Expect, answers: Answers, needs_reference: Recording, comparable: list[Case]
+    expect: Expect,
+    settings: Settings,
+    answers: Answers,
+    needs_reference: Recording,
+    comparable: list[Case],
 ) -> None:
     cases = comparable
     actual, _ = embed_cases(expect, answers, cases)
@@ -135,6 +139,7 @@ def test_retrieval_finds_the_reference_neighbours(
         needs_reference.matrix(documents),
         queries,
         documents,
+        settings.tolerances.retrieval_tie,
     )
     expect(result)
 

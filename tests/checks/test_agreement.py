@@ -9,13 +9,16 @@ import numpy as np
 import pytest
 
 from conformance.checks.agreement import (
+    Comparison,
     check_cosine,
     check_max_abs_diff,
     cosine_distances,
+    tier_hint,
     top_k,
 )
-from conformance.checks.reference import retrieval
+from conformance.checks.reference import agreement, over_context, retrieval
 from conformance.checks.result import CheckResult
+from conformance.tolerances import TIERS
 
 Check = Callable[[np.ndarray, np.ndarray, Sequence[str], float, str], CheckResult]
 
@@ -128,9 +131,9 @@ QUERY_IDS = ["q1", "q2"]
 REFERENCE_QUERIES = np.array([[5.0, 4.0, 3.0, 2.0, 1.0], [1.0, 2.0, 3.0, 4.0, 5.0]])
 
 
-def neighbours_with_second_query(second: list[float]) -> CheckResult:
+def neighbours_with_second_query(second: list[float], tie: float = 0.0) -> CheckResult:
     queries = np.array([REFERENCE_QUERIES[0], second])
-    return retrieval(queries, DOCUMENTS, REFERENCE_QUERIES, DOCUMENTS, QUERY_IDS, DOCUMENT_IDS)
+    return retrieval(queries, DOCUMENTS, REFERENCE_QUERIES, DOCUMENTS, QUERY_IDS, DOCUMENT_IDS, tie)
 
 
 def test_top_k_lists_the_most_similar_documents_best_first() -> None:
@@ -145,7 +148,7 @@ def test_same_neighbours_passes_on_the_reference_itself() -> None:
     result = neighbours_with_second_query(list(REFERENCE_QUERIES[1]))
     assert result.passed
     assert result.measured == 0
-    assert result.detail == "0 of 2 queries ranked differently (top-3)"
+    assert result.detail == "0 of 2 queries ranked differently (top-3, beyond ties within 0)"
 
 
 def test_same_neighbours_passes_when_only_the_order_inside_the_top_k_changes() -> None:
@@ -158,6 +161,72 @@ def test_same_neighbours_fails_when_a_document_swaps_with_rank_four() -> None:
     assert result.measured == 1
     assert result.index == 1
     assert result.detail == (
-        "1 of 2 queries ranked differently (top-3); first at index 1: "
-        "q2: top-3 ['doc-4', 'doc-3', 'doc-1'], reference ['doc-4', 'doc-3', 'doc-2']"
+        "1 of 2 queries ranked differently (top-3, beyond ties within 0); first at index 1: "
+        "q2: top-3 ['doc-4', 'doc-3', 'doc-1'], reference ['doc-4', 'doc-3', 'doc-2'] "
+        "(doc-1 scored 0.135 below the last of the reference's top-3)"
     )
+
+
+# q2's reference scores doc-2 and doc-1 at 3/sqrt(55) and 2/sqrt(55): 0.135 apart
+SWAPPED = [1.0, 3.0, 2.0, 4.0, 5.0]
+
+
+def test_a_swap_of_documents_the_reference_scores_within_the_tie_passes() -> None:
+    """A quantized tier's score changes may swap two near-tied documents: no user loses."""
+    assert neighbours_with_second_query(SWAPPED, tie=0.14).passed
+
+
+def test_a_swap_past_the_tie_fails() -> None:
+    assert not neighbours_with_second_query(SWAPPED, tie=0.13).passed
+
+
+def test_a_tie_does_not_let_a_far_document_in() -> None:
+    """doc-0, the reference's last, in q2's top 3: 0.40 below its 3rd, past any tier's tie."""
+    assert not neighbours_with_second_query([3.0, 1.0, 2.0, 4.0, 5.0], tie=0.14).passed
+
+
+def test_an_agreement_failure_names_the_tier_the_vectors_fit() -> None:
+    """Vectors rounded as a q8_0 server's are, judged at fp32: the failure names the tier."""
+    exact = unit_rows(16, 384)
+    noisy = exact + np.random.default_rng(3).normal(0.0, 2e-3, exact.shape)
+    ids = [f"case-{i}" for i in range(16)]
+    fp32 = TIERS["fp32"]
+    results = agreement(
+        Comparison(noisy, exact, ids, "golden"), fp32.cosine_atol, fp32.reference_atol
+    )
+    fitting = tier_hint(float(results[0].measured), float(results[1].measured))
+    assert not any(r.passed for r in results)
+    assert all(r.detail.endswith(fitting) for r in results)
+    assert "--precision" in fitting and "fp32" not in fitting and "q8_0" in fitting
+
+
+def test_an_agreement_failure_past_every_tier_says_it_is_not_rounding() -> None:
+    exact = unit_rows(4, 384)
+    other = unit_rows(4, 384, seed=9)
+    results = agreement(Comparison(other, exact, IDS, "golden"), 1e-5, 1e-5)
+    assert all("past every precision tier" in r.detail for r in results)
+
+
+def test_one_input_past_the_context_names_no_tier() -> None:
+    """A truncation that fits a loose tier is not a reason to choose it."""
+    exact = unit_rows(1, 384)
+    cut = exact + 1e-2
+    verdicts = over_context(200, Comparison(cut, exact, ["ctx-past-257"], "cut"), 1e-5, 1e-5)
+    assert not any(v.passed for v in verdicts)
+    assert not any("tier" in v.detail for v in verdicts)
+
+
+@pytest.mark.parametrize(
+    ("one_minus_cosine", "max_abs_diff", "holding"),
+    [
+        (1e-6, 1e-6, "fp32, fp16, bf16, q8_0, q4_k_m"),
+        (5e-6, 7e-4, "fp16, bf16, q8_0, q4_k_m"),  # llama.cpp's f16 file of MiniLM
+        (5e-3, 1.3e-2, "bf16, q8_0, q4_k_m"),  # q8_0 of nomic: bf16's limits hold it too
+        (5e-3, 4e-2, "q8_0, q4_k_m"),
+        (0.25, 0.1, "q4_k_m"),  # q4_K_M of nomic, its worst input
+    ],
+)
+def test_the_tier_hint_lists_the_tiers_that_hold_tightest_first(
+    one_minus_cosine: float, max_abs_diff: float, holding: str
+) -> None:
+    assert f"within the limits of {holding}:" in tier_hint(one_minus_cosine, max_abs_diff)

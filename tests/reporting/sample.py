@@ -203,6 +203,7 @@ def sample_document(**overrides: Any) -> dict[str, Any]:
                 "base64_atol": 1e-05,
                 "reference_atol": 1e-05,
                 "cosine_atol": 1e-05,
+                "retrieval_tie": 5e-07,
             },
             "selection": {"requirements": None, "keyword": None, "markers": None, "deselected": 1},
             "certify": True,

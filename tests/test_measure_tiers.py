@@ -1,0 +1,67 @@
+"""The precision tiers and their measurement (scripts/measure_tiers.py): the published limits
+are what the recorded measurement (docs/tiers/measurement.json) derives. Measuring again needs
+llama.cpp (tox -e tiers); this checks that nobody changed a limit, or the rule, without it."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "scripts" / "measure_tiers.py"
+
+
+@pytest.fixture(scope="module")
+def script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("measure_tiers", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def recorded(script: ModuleType) -> dict[str, Any]:
+    return dict(json.loads((script.OUT / "measurement.json").read_text(encoding="utf-8")))
+
+
+@pytest.mark.parametrize(
+    ("value", "rounded"),
+    [(3.4e-7, 5e-7), (5e-7, 5e-7), (5.08e-7, 1e-6), (0.0117, 0.02), (0.19, 0.2), (0.5004, 1.0)],
+)
+def test_limits_round_up_to_1_2_or_5(script: ModuleType, value: float, rounded: float) -> None:
+    assert script.nice_ceil(value) == pytest.approx(rounded)
+
+
+def test_the_published_tiers_are_what_the_recorded_measurement_derives(
+    script: ModuleType, recorded: dict[str, Any]
+) -> None:
+    limits = script.derive(recorded["measured"])
+    assert script.verdicts(limits) == []
+    assert limits == recorded["limits"]
+
+
+def test_a_changed_limit_is_named(script: ModuleType, recorded: dict[str, Any]) -> None:
+    """A tier whose measurement grew past its published limit fails the check, naming it."""
+    measured = json.loads(json.dumps(recorded["measured"]))
+    for m in measured:
+        if m["tier"] == "q8_0":
+            m["agreement"]["one_minus_cosine"]["max"] *= 3
+        if m["tier"] == "fp16":
+            m["batch_noise"]["max"] = 5e-3
+    problems = script.verdicts(script.derive(measured))
+    assert any(p.startswith("q8_0 cosine_atol: measured 0.05") for p in problems), problems
+    assert any(p.startswith("fp16 vector_atol: measured 0.01 > published") for p in problems)
+
+
+def test_every_model_and_tier_was_measured(script: ModuleType, recorded: dict[str, Any]) -> None:
+    served = {(s.model, s.tier) for s in script.SERVED}
+    assert served <= {(m["model"], m["tier"]) for m in recorded["measured"]}
+    assert set(script.DERIVED) | set(script.CONFIRMED) <= {m["tier"] for m in recorded["measured"]}
