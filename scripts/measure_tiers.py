@@ -47,7 +47,7 @@ import numpy as np
 import requests
 from tqdm import tqdm
 
-from conformance.checks.agreement import cosine_distances
+from conformance.checks.agreement import cosine_distances, cosine_scores, top_k
 from conformance.client import parse_endpoint
 from conformance.client.preflight import open_client
 from conformance.corpus import Case
@@ -137,13 +137,15 @@ def ranking(
     """How the queries' rankings of the documents move: the largest score change, the top-k
     sets' overlap, Spearman's rank correlation per query, and each swap across the top-k
     boundary with the reference's score gap between the two documents."""
-    mine = unit(served.matrix(queries)) @ unit(served.matrix(documents)).T
-    theirs = unit(golden.matrix(queries)) @ unit(golden.matrix(documents)).T
+    # the scores and top-k sets reference.retrieval judges by (checks/agreement.py)
+    mine = cosine_scores(served.matrix(queries), served.matrix(documents))
+    theirs = cosine_scores(golden.matrix(queries), golden.matrix(documents))
+    tops_mine = top_k(served.matrix(queries), served.matrix(documents), k)
+    tops_theirs = top_k(golden.matrix(queries), golden.matrix(documents), k)
     overlaps, correlations, swaps = [], [], []
     for row, query in enumerate(queries):
-        top_mine = set(np.argsort(-mine[row], kind="stable")[:k])
-        order = np.argsort(-theirs[row], kind="stable")
-        top_theirs, kth = set(order[:k]), theirs[row][order[k - 1]]
+        top_mine, top_theirs = set(tops_mine[row]), set(tops_theirs[row])
+        kth = theirs[row][tops_theirs[row][-1]]
         overlaps.append(len(top_mine & top_theirs) / k)
         correlations.append(spearman(mine[row], theirs[row]))
         for entered in sorted(top_mine - top_theirs):
@@ -191,6 +193,12 @@ def tokenized_otherwise(url: str, golden: Recording, cases: Sequence[Case]) -> l
         ]
 
 
+def retrieval_set(cases: Sequence[Case]) -> tuple[list[str], list[str]]:
+    """The corpus's retrieval queries and documents among ``cases``."""
+    queries = [c.id for c in cases if "retrieval-query" in c.tags]
+    return queries, [c.id for c in cases if "retrieval-doc" in c.tags]
+
+
 def measure_one(served: Served, url: str, golden: Recording) -> dict[str, Any]:
     client = open_client(parse_endpoint(url), served.model, None, 600.0)
     cases = reference_cases()
@@ -204,8 +212,7 @@ def measure_one(served: Served, url: str, golden: Recording) -> dict[str, Any]:
     ids = [c.id for c in inside]
     beyond = [c.id for c in cases if "over-context" in c.tags and c.id in recording.rows]
     batch_noise = np.abs(unit(alone(client, inside)) - recording.matrix(ids)).max(axis=1)
-    queries = [c.id for c in inside if "retrieval-query" in c.tags]
-    documents = [c.id for c in inside if "retrieval-doc" in c.tags]
+    queries, documents = retrieval_set(inside)
     pool = [i for i in ids if i not in queries]
     return {
         "model": served.model,
@@ -229,19 +236,22 @@ def serving(served: Served, scratch: Path) -> Iterator[str]:
     catalogue = peers.load()
     peer = catalogue.peer(served.peer)
     root = environments.cache_root()
-    if served.kind:
-        peer = with_model_file(peer, made(served, peer, catalogue, root, scratch))
-    outcome = build.Outcome(peer.name, peer.title, peer.homepage, peer.about, peer.package)
     model = build.model_folder(root)
+    if served.kind:
+        peer = with_model_file(peer, made(served, peer, catalogue, root, model, scratch))
+    outcome = build.Outcome(peer.name, peer.title, peer.homepage, peer.about, peer.package)
     with build.serving_peer(catalogue, peer, root, model, lambda _: None, outcome) as (values, _):
         yield peers.expand(peer.endpoint, values)
 
 
-def made(served: Served, peer: peers.Peer, catalogue: Any, root: Path, scratch: Path) -> Path:
+def made(
+    served: Served, peer: peers.Peer, catalogue: Any, root: Path, model: Path, scratch: Path
+) -> Path:
+    """The GGUF ``served`` names, made by llama.cpp's quantizer in the peer's environment."""
     environment = catalogue.environments[peer.environments[-1]]
-    python = environments.ensure(environment, root, build.model_folder(root), scratch / "log")
+    python = environments.ensure(environment, root, model, scratch / "log")
     if peer.weights:
-        folder = build.served_folder(peer, root, build.model_folder(root), lambda _: None)
+        folder = build.served_folder(peer, root, model, lambda _: None)
         source = folder / served.source
     else:
         source = root / environment.name / served.source
@@ -270,8 +280,7 @@ def fp32_from_goldens(model: str) -> dict[str, Any]:
     vllm = load_golden(bundled_golden(f"{model}/vllm") or "")
     inside = [c for c in compared_cases(golden) if c.id in vllm.rows]
     ids = [c.id for c in inside]
-    queries = [c.id for c in inside if "retrieval-query" in c.tags]
-    documents = [c.id for c in inside if "retrieval-doc" in c.tags]
+    queries, documents = retrieval_set(inside)
     return {
         "model": model,
         "tier": "fp32",
