@@ -51,7 +51,7 @@ from conformance.checks.agreement import cosine_distances, cosine_scores, top_k
 from conformance.client import parse_endpoint
 from conformance.client.preflight import open_client
 from conformance.corpus import Case
-from conformance.matrix import build, environments, peers, quantize_gguf
+from conformance.matrix import build, environments, peers
 from conformance.references import bundled_golden, load_golden, reference_cases
 from conformance.references.recording import Recording
 from conformance.references.sources import record_endpoint
@@ -257,7 +257,7 @@ def made(
         source = root / environment.name / served.source
     out = scratch / f"{served.model}-{served.kind}.gguf"
     subprocess.run(
-        [str(python), quantize_gguf.__file__, str(source), str(out), served.kind],
+        [str(python), peers.tool_paths()["quantize"], str(source), str(out), served.kind],
         check=True,
         capture_output=True,
     )

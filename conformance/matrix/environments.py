@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import IO
 
 from conformance.files import write_text_atomically
-from conformance.matrix import quantize_gguf
-from conformance.matrix.peers import PROJECT, Environment, expand
+from conformance.matrix.peers import PROJECT, Environment, expand, tool_paths
 
 STAMP = "installed.sha256"
 
@@ -52,8 +51,7 @@ def ensure(environment: Environment, root: Path, model: Path, log: Path) -> Path
     envdir.mkdir(parents=True, exist_ok=True)
     (envdir / STAMP).unlink(missing_ok=True)
     values = {"python": str(python), "bin": str(python.parent), "envdir": str(envdir)}
-    values["model"] = str(model)
-    values["quantize"] = str(Path(quantize_gguf.__file__))
+    values |= {"model": str(model), **tool_paths()}
     with log.open("a", encoding="utf-8") as out:
         if not python.exists():
             _step([sys.executable, "-m", "venv", str(python.parents[1])], envdir, out, log)

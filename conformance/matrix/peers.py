@@ -4,8 +4,8 @@ Strings of a peer (URLs, files, suite arguments, commands) may name placeholders
 when it starts: ``{model}`` (the model folder, named as the model is served), ``{work}`` (the
 peer's scratch folder, emptied at each start), ``{port}``, ``{port2}``, ``{port3}`` (free ports
 on 127.0.0.1); commands and their environment also ``{python}``, ``{bin}`` and ``{envdir}`` of
-the environment they run in. Loading checks every peer completely, so a typo fails before
-anything is installed.
+the environment they run in, and the paths of this package's tools (``TOOLS``). Loading checks
+every peer completely, so a typo fails before anything is installed.
 """
 
 from __future__ import annotations
@@ -30,9 +30,12 @@ else:  # pragma: no cover - Python 3.10
 
 PROJECT = "project"  # the environment that runs this package (the bundled reference server)
 PLACEHOLDERS = frozenset({"model", "work", "port", "port2", "port3"})  # anywhere in a peer
-COMMAND_PLACEHOLDERS = PLACEHOLDERS | {"python", "bin", "envdir"}  # in commands and their env
-# in install steps; quantize: the path of quantize_gguf.py, run by an environment's own Python
-INSTALL_PLACEHOLDERS = frozenset({"python", "bin", "envdir", "model", "quantize"})
+# Scripts of this package that a peer's environment runs by path with its own Python (they
+# import nothing of the project): llama.cpp's quantizer, and its GGUF weights put back in a
+# model folder
+TOOLS = {"quantize": "quantize_gguf.py", "dequantize": "dequantize_gguf.py"}
+COMMAND_PLACEHOLDERS = PLACEHOLDERS | {"python", "bin", "envdir", *TOOLS}  # commands, their env
+INSTALL_PLACEHOLDERS = frozenset({"python", "bin", "envdir", "model", *TOOLS})  # install steps
 LOOPBACK = "http://127.0.0.1:"
 
 
@@ -211,3 +214,8 @@ def _check_placeholders(where: str, text: str, allowed: frozenset[str]) -> None:
 
 def expand(text: str, values: Mapping[str, str]) -> str:
     return text.format_map(values)
+
+
+def tool_paths() -> dict[str, str]:
+    """What the ``TOOLS`` placeholders stand for: the scripts' paths."""
+    return {name: str(Path(__file__).with_name(script)) for name, script in TOOLS.items()}

@@ -25,7 +25,7 @@ from pathlib import Path
 import requests
 
 from conformance.matrix.environments import tail
-from conformance.matrix.peers import Process, expand
+from conformance.matrix.peers import Process, expand, tool_paths
 
 GRACE_S = 30.0  # for a clean exit after SIGTERM (vLLM shuts its engine core down)
 POLL_S = 1.0
@@ -92,7 +92,7 @@ def serving(
 def _launch(
     process: Process, values: Mapping[str, str], python: Path, log: Path, tmp: str
 ) -> Launched:
-    own = {**values, "python": str(python), "bin": str(python.parent)}
+    own = {**values, **tool_paths(), "python": str(python), "bin": str(python.parent)}
     own["envdir"] = str(python.parents[2])  # <envdir>/venv/bin/python
     argv = [expand(part, own) for part in process.argv]
     env = {**os.environ, "TMPDIR": tmp, **{k: expand(v, own) for k, v in process.env.items()}}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -78,3 +80,21 @@ def test_environment_digest_follows_what_is_installed() -> None:
     one = peers.Environment("x", (("a==1",),))
     assert one.digest() == peers.Environment("x", (("a==1",),)).digest()
     assert one.digest() != peers.Environment("x", (("a==2",),)).digest()
+
+
+def test_commands_may_name_the_packaged_tools(tmp_path: Path) -> None:
+    with_tool = MINIMAL.replace('"-m", "tool"', '"{dequantize}", "{envdir}/m.gguf"')
+    (peer,) = load_text(tmp_path, with_tool).peers
+    assert peer.processes[0].argv[1] == "{dequantize}"
+
+
+@pytest.mark.parametrize("tool", sorted(peers.TOOLS))
+def test_each_tool_runs_by_path_without_the_project(tool: str) -> None:
+    """An environment's own Python runs them: with no site-packages (-S) and no arguments,
+    each still starts and answers with its usage."""
+    script = peers.tool_paths()[tool]
+    completed = subprocess.run(
+        [sys.executable, "-I", "-S", script], capture_output=True, text=True, check=False
+    )
+    assert completed.returncode == 1
+    assert f"usage: {Path(script).name}" in completed.stderr
