@@ -28,6 +28,25 @@ OPENMP_WAIT = {"GOMP_SPINCOUNT": "30000"}
 OPENMP_WAIT_SETTINGS = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
 
 
+# A forward pass of few tokens runs on one thread, a larger one on all of them. A small pass's
+# parallel regions are too short to keep a second OpenMP thread busy: between them it spins out
+# (above) and sleeps, and waking it again costs from nothing to milliseconds, more so on a VM
+# whose idle vCPU the host has put aside, as between requests that come apart. One thread also
+# leaves the other core to the frontend and the client. Measured here (`python
+# scripts/pass_threads.py`: the engine alone, idle 0.1 s before each pass; median / p90 ms, one
+# thread vs two): 16 tokens 7.5 / 8.1 vs 12.7 / 17.4; 80 tokens 15.3 / 15.9 vs 15.7 / 24.5; 128
+# tokens 21.0 / 21.4 vs 19.7 / 27.7; 160 tokens 25.4 / 26.3 vs 18.9 / 20.2; 15 inputs of 80
+# 140 / 143 vs 89 / 98. Through the server (`bench --builtin shm`, 1 input of 80 tokens, bare
+# vLLM beside it): p50 / p99 16.8 / 17.8 ms vs 18.6 / 37.9. A user's OMP_NUM_THREADS stays the
+# most a pass takes.
+SMALL_PASS_TOKENS = 128
+
+
+def threads_for_pass(tokens: int, threads: int) -> int:
+    """The threads for a forward pass over ``tokens`` (padding included), at most ``threads``."""
+    return 1 if tokens <= SMALL_PASS_TOKENS else threads
+
+
 def worker_environment(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
     user_set_wait = any(key in environ for key in OPENMP_WAIT_SETTINGS)
     return {**WORKER_ENVIRONMENT, **({} if user_set_wait else OPENMP_WAIT), **environ}

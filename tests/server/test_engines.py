@@ -67,6 +67,31 @@ def test_the_engine_runs_its_encoder_on_onednn_and_stays_on_the_model(
     assert output.tokens == [len(engine.tokenize(text)) for text in texts]
 
 
+def test_a_small_pass_runs_on_one_thread_a_large_one_on_all(
+    engine: SentenceTransformersEngine, in_process: np.ndarray, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A few tokens' pass on one OpenMP thread (a second one would sleep and wake between its
+    short parallel regions), a larger one on every thread the engine may use; the vectors are
+    the same either way."""
+    encoder, threads_before = engine._model[0], torch.get_num_threads()
+    forward, threads_seen = encoder.forward, []
+
+    def counted_forward(*args: object, **kwargs: object) -> object:
+        threads_seen.append(torch.get_num_threads())
+        return forward(*args, **kwargs)
+
+    monkeypatch.setattr(encoder, "forward", counted_forward)
+    monkeypatch.setattr(engine, "_threads", 2)
+    try:
+        small = engine.embed_texts(TEXTS[:1])
+        large = engine.embed_texts([" ".join(TEXTS)] * 8)
+    finally:
+        torch.set_num_threads(threads_before)
+    assert threads_seen == [1, 2]
+    assert np.abs(small.matrix - in_process[:1]).max() < 1e-6
+    assert np.abs(large.matrix - large.matrix[:1]).max() < 1e-6  # one input, 8 times
+
+
 def embed_request(request_id: str, texts: list[str], **extra: object) -> dict[str, object]:
     return {"op": "embed", "id": request_id, "texts": texts, "transport": "base64", **extra}
 

@@ -17,6 +17,7 @@ import torch
 from conformance.server.engines import EngineOutput, resolve_model
 from conformance.server.faults import FaultName
 from conformance.server.model_folder import ModelLayout, read_layout
+from conformance.server.runtime import threads_for_pass
 
 CHUNK_ROWS = 32  # inputs per forward pass: bounds its peak memory
 # A pooling: the token states [B, T, H] and the attention mask [B, T] to one vector per input
@@ -105,6 +106,7 @@ class SentenceTransformersEngine:
         self.dimension = int((dimension or loaded.get_sentence_embedding_dimension)())
         self.max_tokens = int(loaded.max_seq_length)
         self.vocab_size = int(loaded.tokenizer.vocab_size)
+        self._threads = torch.get_num_threads()  # the most a pass takes (OMP_NUM_THREADS)
         # What the forward pass computes, set here once and changed by a planted fault
         self._pooler = POOLERS[self.pooling]
         self._normalize = self.normalized
@@ -191,6 +193,9 @@ class SentenceTransformersEngine:
         }
 
     def _embed(self, features: dict[str, Any]) -> EngineOutput:
+        threads = threads_for_pass(features["input_ids"].numel(), self._threads)
+        if threads != torch.get_num_threads():  # a change of count rebuilds torch's thread pool
+            torch.set_num_threads(threads)
         with torch.inference_mode():
             tokens = self._model[0](features)["token_embeddings"]  # [B, T, H]
         mask = features["attention_mask"]
