@@ -76,7 +76,7 @@ def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
             help="where the peers' environments, logs and scratch folders live "
             "(default: ~/.cache/embedding-conformance/peers)",
         )
-    for action in (build, render, check, gate):
+    for action in (build, render, check):
         action.add_argument(
             "--out",
             metavar="DIR",
@@ -84,6 +84,14 @@ def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
             required=True,
             help="the published matrix folder (the project's is docs/compatibility)",
         )
+    gate.add_argument(
+        "--out",
+        metavar="DIR",
+        type=Path,
+        required=True,
+        help="where before.json, after.json and gate.md go (the project's is "
+        "docs/compatibility/gate)",
+    )
 
 
 def run_matrix(args: argparse.Namespace) -> int:

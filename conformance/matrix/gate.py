@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -18,12 +17,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from conformance.files import write_text_atomically
-from conformance.matrix import processes
+from conformance.matrix import processes, scrub
 from conformance.matrix.build import Outcome, Progress, model_folder, run_suite, serving_peer
 from conformance.matrix.peers import Catalogue, Peer, expand
 from conformance.reporting import compare
 from conformance.reporting.compare_markdown import render_diff_markdown
 from conformance.reporting.escape import markdown_text
+from conformance.reporting.writer import render_results
 from conformance.requirements import CATALOGUE, GATE_PREFIX
 
 GATE_REQUIREMENTS = tuple(r.id for r in CATALOGUE if r.id.startswith(GATE_PREFIX))
@@ -42,8 +42,13 @@ def gate(catalogue: Catalogue, old: str, new: str, out: Path, root: Path, say: P
         codes: list[int | None] = []
         new_version = _serve(catalogue, new_peer, root, model, say, _judge(args, codes))
         out.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(baseline / "results.json", out / "before.json")
-        shutil.copyfile(after, out / "after.json")
+        scrubber = scrub.scrubber(model, root)
+        for results, published in (
+            (baseline / "results.json", "before.json"),
+            (after, "after.json"),
+        ):
+            document = scrub.scrub_results(json.loads(results.read_text("utf-8")), scrubber)
+            write_text_atomically(out / published, render_results(document))
     labels = (f"{old_peer.title} {old_version}", f"{new_peer.title} {new_version}")
     write_text_atomically(out / "gate.md", render(out, labels, codes[0]))
     say(f"gate verdict in {out / 'gate.md'} (suite exit {codes[0]})")

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import main
+from conformance.matrix import scrub
 from conformance.references import reference_cases
 from tests.conftest import FaultRoute
 
@@ -46,6 +47,8 @@ def gate(tmp_path: Path, peers_file: Path, new: str) -> tuple[int, str]:
     out = tmp_path / "gate"
     args = ["matrix", "gate", "old", new, "--peers", str(peers_file)]
     code = main([*args, "--cache", str(tmp_path / "cache"), "--out", str(out)])
+    # published as the matrix's columns are: no path of the machine that ran it
+    assert scrub.machine_paths_in([out / "before.json", out / "after.json"]) == {}
     return code, (out / "gate.md").read_text()
 
 
