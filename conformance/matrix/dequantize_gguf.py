@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+from collections import Counter
 from pathlib import Path
 
 WEIGHTS = "model.safetensors"
@@ -69,10 +70,8 @@ def main(argv: list[str]) -> None:
     if len(argv) != 3:
         raise SystemExit("usage: dequantize_gguf.py MODEL.gguf MODEL_FOLDER OUT_FOLDER")
     types = write_folder(Path(argv[0]), Path(argv[1]), Path(argv[2]))
-    counts: dict[str, int] = {}
-    for kind in types.values():
-        counts[kind] = counts.get(kind, 0) + 1
-    summary = ", ".join(f"{count} {kind}" for kind, count in sorted(counts.items()))
+    counts = sorted(Counter(types.values()).items())
+    summary = ", ".join(f"{count} {kind}" for kind, count in counts)
     print(f"{argv[2]}: {len(types)} tensors from {argv[0]} ({summary})")
 
 
