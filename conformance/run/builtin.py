@@ -29,16 +29,20 @@ def builtin_transport(endpoint: str) -> str | None:
     return TRANSPORTS[endpoint]
 
 
-def start_builtin(transport: str) -> ServerProcess:
-    """The bundled server on a free port, for one session (stop it at the end)."""
-    from conformance.server.process import ServerProcess
+def start_builtin(transport: str, model: str | None) -> ServerProcess:
+    """The bundled server on a free port serving ``model`` (any name ``embedding-conformance
+    models list`` shows, or a folder; default the bundled one), for one session (stop it at the
+    end). A server that does not start is the run's usage error, with the server's reason."""
+    from conformance.server.process import ServerProcess, ServerStartError
 
-    server = ServerProcess("--transport", transport)
+    server = ServerProcess("--transport", transport, *(("--model", model) if model else ()))
     try:
         server.start()
-    except RuntimeError as exc:
-        raise pytest.UsageError(
-            f"the built-in server did not start: {exc} (is the 'server' extra installed? "
-            "pip install 'embedding-conformance[server]')"
-        ) from None
+    except ServerStartError as exc:
+        hint = (
+            " (is the 'server' extra installed? pip install 'embedding-conformance[server]')"
+            if "ModuleNotFoundError" in exc.reason
+            else ""
+        )
+        raise pytest.UsageError(f"the built-in server did not start: {exc.reason}{hint}") from None
     return server

@@ -105,7 +105,7 @@ class ConformanceSession:
             refuse_uncertifiable(settings, config)
         if transport is None or config.option.collectonly:
             return cls(settings)
-        server = start_builtin(transport)
+        server = start_builtin(transport, settings.model)
         return cls(replace(settings, endpoint=parse_endpoint(server.url)), server=server)
 
     @property

@@ -586,7 +586,8 @@ def build_app(pool: WorkerPool, config: FrontendConfig) -> Starlette:
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        await pool.start()
+        # The pool was started before the app (main.run_server): a start that fails, or is
+        # stopped by a signal, never gets here.
         if config.announce:
             print(config.announce, flush=True)
         try:

@@ -1,14 +1,33 @@
-"""``embedding-conformance serve``: the frontend plus N local workers, until SIGTERM."""
+"""``embedding-conformance serve``: the frontend plus N local workers, until SIGTERM or SIGINT.
+
+A server that cannot start says why in one line on stderr and exits 1: a model name it cannot
+serve (before any worker starts), a worker whose model did not load, a worker that died while
+starting. A signal stops it in every state, start-up included; a server whose every local
+worker was given up after repeated crashes stops by itself, naming the last reason, and exits 1.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
+import signal
 import socket
+import sys
+from typing import TYPE_CHECKING, Any
 
 from conformance.runtime_dir import IPC, PrivateDirError, private_dir
 from conformance.server.engines import ENGINES
 from conformance.server.faults import FAULTS, parse_fault
+from conformance.server.model_names import ModelNotServable, resolve_model
+from conformance.server.restarts import FIRST_PAUSE, MAX_RESTARTS, RESTART_WINDOW
+
+if TYPE_CHECKING:
+    import uvicorn
+
+    from conformance.server.pool import WorkerPool
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 TRANSPORTS = ("base64", "shm", "auto")
 
@@ -20,7 +39,9 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model",
         default=None,
-        help="model name or local folder (default: the bundled all-MiniLM-L6-v2)",
+        help="a name 'embedding-conformance models list' shows (the bundled all-MiniLM-L6-v2, "
+        "the default; a variant, built on first use; a real model once 'models fetch' has "
+        "fetched it) or a local sentence-transformers folder",
     )
     parser.add_argument(
         "--served-model-name",
@@ -44,6 +65,15 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         "processes share /dev/shm)",
     )
     parser.add_argument("--workers", type=int, default=1, help="local worker processes")
+    parser.add_argument(
+        "--max-restarts",
+        type=int,
+        default=MAX_RESTARTS,
+        metavar="N",
+        help=f"restarts of a local worker that keeps dying, within {RESTART_WINDOW:.0f} s and "
+        f"after pauses that double from {FIRST_PAUSE:g} s, before it is given up; once every "
+        f"local worker is, the server stops and exits 1 (default {MAX_RESTARTS})",
+    )
     parser.add_argument(
         "--worker-address",
         default=None,
@@ -99,7 +129,6 @@ def serve(args: argparse.Namespace) -> int:
 
     from conformance.server.frontend import FrontendConfig, build_app
     from conformance.server.pool import WorkerPool
-    from conformance.server.runtime import freeze_long_lived_objects
 
     fault = parse_fault(args.fault)
     if fault and args.fault_routes:
@@ -107,6 +136,11 @@ def serve(args: argparse.Namespace) -> int:
             "serve: --fault-routes serves a correct server beside its faults; "
             "it cannot be combined with --fault"
         )
+    if args.workers:  # remote workers name their model themselves
+        try:
+            resolve_model(args.model)
+        except ModelNotServable as exc:
+            return cannot_start(str(exc))
     listener = socket.create_server((args.host, args.port))
     # asyncio only sets TCP_NODELAY on sockets made with proto=IPPROTO_TCP, which
     # create_server does not pass; accepted sockets inherit it from the listener on Linux.
@@ -122,6 +156,8 @@ def serve(args: argparse.Namespace) -> int:
         fault=fault,
         transport=args.transport,
         shm_ttl=args.shm_ttl,
+        max_restarts=args.max_restarts,
+        on_broken=lambda reason: setattr(server, "should_exit", True),
     )
     config = FrontendConfig(
         args.api_key,
@@ -134,12 +170,64 @@ def serve(args: argparse.Namespace) -> int:
     )
     app = build_app(pool, config)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5))
-    freeze_long_lived_objects()
     try:
-        server.run(sockets=[listener])
-    finally:  # a start that failed, or a stop that did not reach the pool's own clean-up
+        outcome = asyncio.run(run_server(pool, server, listener))
+    finally:  # a stop that did not reach the pool's own clean-up
         pool.remove_files()
-    return 0
+    if isinstance(outcome, signal.Signals):  # stopped while starting: end as signalled
+        signal.signal(outcome, signal.SIG_DFL)
+        signal.raise_signal(outcome)
+        return 128 + outcome
+    if pool.broken:
+        return cannot_start(f"stopped: {pool.broken}")
+    return 0 if outcome is None else cannot_start(outcome)
+
+
+async def run_server(
+    pool: WorkerPool, server: uvicorn.Server, listener: socket.socket
+) -> str | signal.Signals | None:
+    """Start the workers, then serve until stopped. A start that fails (its reason returned)
+    or that a signal interrupts (the signal returned) leaves nothing running. Once serving,
+    uvicorn handles the signals, and the app's shutdown stops the pool."""
+    from conformance.server.pool import StartFailed
+    from conformance.server.runtime import freeze_long_lived_objects
+
+    loop = asyncio.get_running_loop()
+    signalled: asyncio.Future[signal.Signals] = loop.create_future()
+    for stop_signal in STOP_SIGNALS:
+        loop.add_signal_handler(stop_signal, _settle, signalled, stop_signal)
+    starting = asyncio.ensure_future(pool.start())
+    either: list[asyncio.Future[Any]] = [starting, signalled]
+    try:
+        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for stop_signal in STOP_SIGNALS:
+            loop.remove_signal_handler(stop_signal)
+    if starting.done() and starting.exception() is None and not signalled.done():
+        freeze_long_lived_objects()
+        await server.serve(sockets=[listener])
+        return None
+    starting.cancel()
+    await asyncio.wait({starting})
+    await pool.stop()
+    if signalled.done():
+        return signalled.result()
+    failure = starting.exception()
+    if isinstance(failure, (StartFailed, OSError)):  # a worker's reason; an address in use
+        return str(failure)
+    assert failure is not None
+    raise failure  # a bug of ours: its traceback
+
+
+def _settle(future: asyncio.Future[signal.Signals], stop_signal: signal.Signals) -> None:
+    if not future.done():
+        future.set_result(stop_signal)
+
+
+def cannot_start(reason: str) -> int:
+    """The reason in one line on stderr (ServerProcess reports the line that starts 'error:')."""
+    print(f"error: {reason}", file=sys.stderr, flush=True)
+    return 1
 
 
 # sockaddr_un's sun_path holds 108 bytes, the terminating NUL included.

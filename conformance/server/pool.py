@@ -2,9 +2,13 @@
 
 One ZeroMQ ROUTER socket (IPC on one node, TCP across nodes) talks to every worker. Requests
 go to the ready worker with the fewest in flight. A local worker that dies fails its in-flight
-requests (the frontend answers 503) and is restarted; a remote one whose heartbeat stops fails
-them the same way and is forgotten until it speaks again. Answers nobody waits for any more
-have their shared-memory segment unlinked on arrival.
+requests (the frontend answers 503) and is restarted, at once the first time and then after a
+doubling pause; one that died ``max_restarts`` times within RESTART_WINDOW is given up, and once
+every local worker is, the pool is broken (``on_broken``): the server stops, naming the reason.
+During start-up there is no restart: a local worker that dies (one whose model did not load
+says why) fails the start. A remote worker whose heartbeat stops fails its requests the same
+way and is forgotten until it speaks again. Answers nobody waits for any more have their
+shared-memory segment unlinked on arrival.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing import shared_memory
 from typing import Any
@@ -34,15 +39,28 @@ from conformance.runtime_dir import IPC, ipc_path
 from conformance.server import transports
 from conformance.server.api import ModelInfo
 from conformance.server.faults import FaultName
+from conformance.server.restarts import (
+    MAX_RESTARTS,
+    RESTART_WINDOW,
+    START_FAILED,
+    next_restart,
+    within_window,
+)
 from conformance.server.runtime import worker_environment
 
 START_TIMEOUT = 600.0  # a cold vLLM start compiles for minutes
 SHM_TTL = 60.0
 SILENCE_LIMIT = 5.0  # a remote worker beats every second; after this long silent, it is lost
+STOP_GRACE = 10.0  # seconds the workers have to exit on SIGTERM before their groups are killed
+FAILED_REASON_WAIT = 1.0  # a worker's last words may arrive just after we saw it exit
 
 
 class WorkerGone(Exception):
     """The worker holding a request was lost before answering, or there is no worker."""
+
+
+class StartFailed(Exception):
+    """No worker became ready: the one-line reason (a model that did not load, a crash)."""
 
 
 @dataclass
@@ -54,6 +72,8 @@ class WorkerState:
     shm: bool = False
     pending: set[str] = field(default_factory=set)
     last_heard: float = field(default_factory=time.monotonic)
+    failed: str | None = None  # why its model did not load, as it told us before exiting
+    exited: float | None = None  # when we first saw its process gone
 
 
 @dataclass(frozen=True)
@@ -73,8 +93,11 @@ class WorkerPool:
         fault: FaultName | None,
         transport: str,
         shm_ttl: float = SHM_TTL,
+        max_restarts: int = MAX_RESTARTS,
+        on_broken: Callable[[str], None] = lambda reason: None,
     ) -> None:
         self.address, self.count = address, workers
+        self.max_restarts, self.on_broken = max_restarts, on_broken
         self.engine, self.model, self.fault, self.transport = engine, model, fault, transport
         self.prefix = transports.new_prefix()
         self.shm_ttl = shm_ttl
@@ -86,16 +109,25 @@ class WorkerPool:
         self._ids = itertools.count()
         self._generation = itertools.count()
         self._probe: shared_memory.SharedMemory | None = None
+        self._probe_lock: int | None = None  # held while we live: see transports.make_probe
         self._nonce = secrets.token_hex(8)
         self._socket = zmq.asyncio.Context.instance().socket(zmq.ROUTER)
         self._tasks: list[asyncio.Task[None]] = []
         self._ready = asyncio.Event()
+        self.started = False  # start() returned: a local worker that dies is restarted
+        self._start_failure: asyncio.Future[str] | None = None
+        self.broken: str | None = None  # every local worker given up: why
+        self._restarts: dict[int, list[float]] = {}  # slot -> when its recent restarts were due
+        self._restart_due: dict[int, float] = {}  # slot -> when it is started again
+        self._given_up: set[int] = set()
         self._bound = False  # our socket file exists (an ipc address was bound)
         # The local workers' temp folder (TMPDIR): what their libraries leave there (vLLM's IPC
         # sockets, torch's compile folders) goes when we stop, or when they see us gone.
         self.scratch: str | None = None
 
     async def start(self) -> None:
+        """Bind, start the local workers and wait for one to be ready; StartFailed if none can
+        be (the first local worker that dies fails the start) or none is within START_TIMEOUT."""
         self._socket.setsockopt(zmq.LINGER, 0)
         self._socket.setsockopt(zmq.ROUTER_HANDOVER, 1)  # a worker back under its name takes it
         if (path := ipc_path(self.address)) is not None:
@@ -103,20 +135,26 @@ class WorkerPool:
         self._socket.bind(self.address)
         self._bound = True
         if self.transport != "base64":
-            self._probe = self._make_probe()
+            for name in transports.sweep_abandoned():
+                print(f"removed {name} and its segments: left by a killed server", file=sys.stderr)
+            self._probe, self._probe_lock = transports.make_probe(self.prefix, self._nonce)
+        self._start_failure = asyncio.get_running_loop().create_future()
         self._tasks = [asyncio.create_task(self._receive()), asyncio.create_task(self._watch())]
         if self.count:
             self.scratch = tempfile.mkdtemp(prefix="ecf-workers-")
         for slot in range(self.count):
             self._spawn(slot)
-        await asyncio.wait_for(self._ready.wait(), START_TIMEOUT)
-
-    def _make_probe(self) -> shared_memory.SharedMemory:
-        # Outside our prefix, so the workers' reaper never takes it from under a late joiner.
-        name = "ecfprobe_" + self.prefix.removeprefix("ecf_")
-        probe = shared_memory.SharedMemory(create=True, size=64, name=name)
-        probe.buf[: len(self._nonce)] = self._nonce.encode()  # type: ignore[index]
-        return probe
+        ready = asyncio.ensure_future(self._ready.wait())
+        either: list[asyncio.Future[Any]] = [ready, self._start_failure]
+        try:
+            await asyncio.wait(either, timeout=START_TIMEOUT, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            ready.cancel()
+        if self._start_failure.done():
+            raise StartFailed(self._start_failure.result())
+        if not self._ready.is_set():
+            raise StartFailed(f"no worker was ready within {START_TIMEOUT:.0f} s")
+        self.started = True
 
     def _spawn(self, slot: int) -> None:
         identity = f"w{slot}-{next(self._generation)}".encode()
@@ -169,7 +207,9 @@ class WorkerPool:
     async def _least_busy(self) -> WorkerState:
         """A ready worker with the fewest requests in flight (waits while all restart)."""
         while True:
-            if not self.workers:  # remote workers only, all lost: nobody is on the way
+            if self.broken:
+                raise WorkerGone(self.broken)
+            if not self.workers and not self._restart_due:  # nobody is on the way
                 raise WorkerGone("no worker is connected")
             await asyncio.wait_for(self._ready.wait(), START_TIMEOUT)
             ready = [w for w in self.workers.values() if w.ready]
@@ -187,6 +227,8 @@ class WorkerPool:
                 await self._configure(identity, header)
             elif header["op"] == "configured":
                 self._mark_ready(identity, header)
+            elif header["op"] == "failed":
+                self._heard_failure(identity, str(header.get("reason")))
             else:
                 self._deliver(WorkerReply(header, frames))
 
@@ -220,6 +262,13 @@ class WorkerPool:
             )
         self._ready.set()
 
+    def _heard_failure(self, identity: bytes, reason: str) -> None:
+        worker = self.workers.get(identity)
+        if worker is not None:  # a local one: _watch sees it exit, and acts
+            worker.failed = reason
+        else:
+            print(f"worker {identity.decode()} did not load its model: {reason}", file=sys.stderr)
+
     def _deliver(self, reply: WorkerReply) -> None:
         future = self._futures.get(reply.header.get("id", ""))
         if future is None or future.done():  # nobody waits: free what the answer holds
@@ -228,18 +277,54 @@ class WorkerPool:
         future.set_result(reply)
 
     async def _watch(self) -> None:
-        """Notice lost workers: a local one that died is replaced, a silent remote one dropped."""
+        """Notice lost workers: a local one that died is replaced (or fails the start, or is
+        given up), a silent remote one dropped."""
         while True:
             await asyncio.sleep(0.2)
+            now = time.monotonic()
             for identity, worker in list(self.workers.items()):
                 name = identity.decode()
                 if worker.process is None:
-                    if time.monotonic() - worker.last_heard > SILENCE_LIMIT:
+                    if now - worker.last_heard > SILENCE_LIMIT:
                         self._lose(worker, f"worker {name} fell silent (no heartbeat)")
-                elif worker.process.poll() is not None:
+                elif (code := worker.process.poll()) is not None:
+                    worker.exited = worker.exited or now
+                    awaited = code == START_FAILED and not worker.failed
+                    if awaited and now - worker.exited < FAILED_REASON_WAIT:
+                        continue  # its reason is on the way
                     kill_group(worker.process)  # orphans (vLLM's engine) must not outlive it
                     self._lose(worker, f"worker {name} died")
-                    self._spawn(worker.slot)
+                    self._died(worker.slot, f"worker {name} {how_it_ended(worker, code)}")
+            for slot, due in list(self._restart_due.items()):
+                if now >= due:
+                    del self._restart_due[slot]
+                    self._spawn(slot)
+
+    def _died(self, slot: int, reason: str) -> None:
+        """A local worker is gone: fail the start, restart it (after a pause that doubles with
+        each recent restart) or give it up."""
+        if not self.started:
+            if self._start_failure is not None and not self._start_failure.done():
+                self._start_failure.set_result(reason)
+            return
+        now = time.monotonic()
+        recent = within_window(self._restarts.get(slot, []), now)
+        pause = next_restart(recent, self.max_restarts)
+        if pause is None:
+            times = f"{len(recent)} restart" + ("" if len(recent) == 1 else "s")
+            self._give_up(slot, f"{reason}; given up after {times} within {RESTART_WINDOW:.0f} s")
+            return
+        self._restarts[slot] = [*recent, now + pause]
+        self._restart_due[slot] = now + pause
+        print(f"{reason}; restarting it" + (f" in {pause:g} s" if pause else ""), file=sys.stderr)
+
+    def _give_up(self, slot: int, reason: str) -> None:
+        print(reason, file=sys.stderr, flush=True)
+        self._given_up.add(slot)
+        if len(self._given_up) == self.count:  # nothing left to serve with
+            self.broken = reason
+            self._ready.set()  # wake the requests waiting for a worker: they get the reason
+            self.on_broken(reason)
 
     def _lose(self, worker: WorkerState, reason: str) -> None:
         """Forget a worker and fail the requests it held."""
@@ -252,20 +337,28 @@ class WorkerPool:
             self._ready.clear()
 
     async def stop(self) -> None:
+        """Stop the workers (SIGTERM, then their process groups are killed after STOP_GRACE)
+        and remove everything of ours: segments, the probe, the socket file, the temp folder.
+        Safe in any state, a start that failed or never finished included."""
         for task in self._tasks:
             task.cancel()
-        for worker in self.workers.values():
-            if worker.process is not None:
-                worker.process.terminate()
-        for worker in self.workers.values():
-            if worker.process is not None:
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    worker.process.wait(timeout=10)
-                kill_group(worker.process)
+        local = [w.process for w in self.workers.values() if w.process is not None]
+        for process in local:
+            with contextlib.suppress(ProcessLookupError):
+                process.terminate()
+        deadline = time.monotonic() + STOP_GRACE
+        for process in local:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=max(0.0, deadline - time.monotonic()))
+            kill_group(process)
         if self._probe is not None:
             self._probe.close()
             with contextlib.suppress(FileNotFoundError):
                 self._probe.unlink()
+            self._probe = None
+        if self._probe_lock is not None:
+            os.close(self._probe_lock)
+            self._probe_lock = None
         transports.sweep(self.prefix)  # the frontend owns cleanup: nothing may outlive us
         self._socket.close()
         self.remove_files()
@@ -303,6 +396,14 @@ def clear_stale_socket(path: str) -> None:
         raise OSError(f"worker address {IPC}{path}: another server is listening on it")
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
+
+
+def how_it_ended(worker: WorkerState, code: int) -> str:
+    if worker.failed:
+        return f"did not load its model: {worker.failed}"
+    if code < 0:
+        return f"was killed by {signal.Signals(-code).name}"
+    return f"exited with code {code}"
 
 
 def kill_group(process: subprocess.Popen[bytes]) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import fcntl
 import os
 import re
 import time
@@ -29,6 +30,10 @@ Float32Matrix = npt.NDArray[np.float32]  # what workers compute and transports c
 WIRE_DTYPE = "<f4"
 SHM_DIR = Path("/dev/shm")
 MAX_SEGMENT_BYTES = 1 << 30  # no honest embeddings answer is near 1 GiB
+PREFIX, PROBE_PREFIX = "ecf_", "ecfprobe_"
+NONCE_BYTES = 16
+# A probe without its nonce this old was left by a frontend killed while it made the probe.
+UNFINISHED_PROBE_AGE = 60.0
 _NAME = re.compile(r"[A-Za-z0-9_]+")
 
 
@@ -71,8 +76,62 @@ class ShmHandle:
 
 
 def new_prefix() -> str:
-    """A per-server prefix: the frontend reads, and the reaper deletes, only its own segments."""
-    return f"ecf_{uuid.uuid4().hex[:12]}_"
+    """A per-server prefix: the frontend reads, and the reaper deletes, only its own segments.
+    It names the process that made it (the frontend), for whoever looks into /dev/shm."""
+    return f"{PREFIX}{os.getpid()}_{uuid.uuid4().hex[:8]}_"
+
+
+def probe_name(prefix: str) -> str:
+    """The frontend's probe segment: outside its prefix, so that the workers' reaper never takes
+    it from under a late joiner."""
+    return PROBE_PREFIX + prefix.removeprefix(PREFIX)
+
+
+def make_probe(prefix: str, nonce: str) -> tuple[shared_memory.SharedMemory, int]:
+    """The probe segment a worker must find, holding ``nonce``, and a lock on it that the
+    frontend holds for as long as it lives (the kernel drops it however the frontend ends):
+    a probe nobody holds is a sign of a frontend that was killed (see sweep_abandoned)."""
+    name = probe_name(prefix)
+    probe = shared_memory.SharedMemory(create=True, size=64, name=name)
+    lock = os.open(SHM_DIR / name, os.O_RDONLY)  # not inherited by the workers we start
+    fcntl.flock(lock, fcntl.LOCK_SH)
+    probe.buf[:NONCE_BYTES] = nonce.encode()  # type: ignore[index]  # written once locked
+    return probe, lock
+
+
+def sweep_abandoned() -> list[str]:
+    """Unlink the probes of frontends that were killed (a SIGKILL leaves them: nothing of the
+    frontend runs, and its workers may not have learnt the probe's name yet), with every segment
+    of their prefix; return the probes swept."""
+    swept = []
+    for probe in probes():
+        if abandoned(probe):
+            sweep(PREFIX + probe.name.removeprefix(PROBE_PREFIX))
+            discard_segment(probe.name)
+            swept.append(probe.name)
+    return swept
+
+
+def probes() -> list[Path]:
+    return sorted(SHM_DIR.glob(PROBE_PREFIX + "*")) if SHM_DIR.is_dir() else []
+
+
+def abandoned(probe: Path) -> bool:
+    """Whether the frontend of ``probe`` is gone. A live one holds a lock on it, and one making
+    it has not written its nonce yet: both are left alone."""
+    try:
+        handle = os.open(probe, os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    else:
+        finished = os.pread(handle, NONCE_BYTES, 0).strip(b"\0") != b""
+        return finished or time.time() - os.fstat(handle).st_ctime > UNFINISHED_PROBE_AGE
+    finally:
+        os.close(handle)  # and with it the lock we may have taken
 
 
 def write_segment(matrix: Float32Matrix, prefix: str) -> ShmHandle:

@@ -9,12 +9,16 @@ Protocol (multipart messages on a DEALER socket; the frontend's ROUTER adds our 
   worker -> frontend  [header]                      shm transport: the handle is in the header
   worker -> frontend  [header]                      op 'alive' every second, from a second socket
   frontend -> worker  [header]                      op 'hello': I lost track of you, say 'ready'
+  worker -> frontend  [header]                      op 'failed': the model did not load (why)
 Headers are JSON objects. Embed requests that queued up while the worker computed are computed
 in one forward pass and answered one by one, as vLLM batches concurrent requests. The heartbeat
 comes from its own thread and socket, so it goes on while a long request computes; a remote
 worker that falls silent is given up (its requests answered 503), and one the frontend gave up
-on, or a restarted frontend, is asked to join again. A local worker (``--parent``, as the
-frontend starts it) outlives its frontend by a second at most, however the frontend ended.
+on, or a restarted frontend, is asked to join again. A worker that cannot load its model says
+why in one line and exits (START_FAILED): the frontend fails its start, or gives the worker up
+after a bounded number of restarts, instead of starting it again forever. A local worker
+(``--parent``, as the frontend starts it) outlives its frontend by a second at most, however
+the frontend ended.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import signal
 import sys
 import threading
 import time
+import traceback
 from collections import deque
 from collections.abc import Callable
 from functools import partial
@@ -57,6 +62,8 @@ from conformance.server.faults import (
     hook_of,
     parse_fault,
 )
+from conformance.server.model_names import ModelNotServable
+from conformance.server.restarts import START_FAILED
 from conformance.server.runtime import freeze_long_lived_objects
 
 REAP_INTERVAL = 5.0
@@ -632,7 +639,11 @@ def serve(
     watch: ParentWatch | None = None,
 ) -> None:
     fault = parse_fault(fault_named)
-    engine = load_engine(engine_name, model, fault if fault in ENGINE_FAULTS else None)
+    try:
+        engine = load_engine(engine_name, model, fault if fault in ENGINE_FAULTS else None)
+    except Exception as exc:  # any reason at all: the frontend must hear it, once
+        report_start_failure(address, identity, exc, local=watch is not None)
+        raise SystemExit(START_FAILED) from None
     freeze_long_lived_objects()
     worker = Worker(engine, fault)
     if watch is not None:
@@ -667,6 +678,24 @@ def serve(
                 group.append(queued.popleft())
             for frames in worker.handle_together(group):
                 socket.send_multipart(frames)
+
+
+def report_start_failure(address: str, identity: str, exc: Exception, local: bool) -> None:
+    """Tell the frontend in one line why the model did not load. A model name nobody can serve
+    says all in its message; anything else also leaves its traceback here, once."""
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if not isinstance(exc, ModelNotServable):
+        reason = f"{type(exc).__name__}: {reason}"
+        traceback.print_exc()
+    if not local:  # started by hand: its user reads our stderr (a frontend prints it for us)
+        print(f"worker: the model did not load: {reason}", file=sys.stderr, flush=True)
+    context: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
+    socket = context.socket(zmq.DEALER)
+    socket.setsockopt(zmq.IDENTITY, identity.encode())
+    socket.setsockopt(zmq.LINGER, 2000)  # close() waits this long for the message to leave
+    socket.connect(address)
+    socket.send_multipart([_dump({"op": "failed", "reason": reason})])
+    socket.close()
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -150,7 +150,7 @@ def worker_scratch(worker_pid: int) -> Path:
 
 
 def probe_of(prefix: str) -> str:
-    return "ecfprobe_" + prefix.removeprefix("ecf_")
+    return transports.probe_name(prefix)
 
 
 def running(pid: int) -> bool:

