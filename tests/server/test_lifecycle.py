@@ -10,17 +10,27 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
+import pytest
+import requests
 
 from conformance import variants
 from conformance.runtime_dir import private_dir
 from conformance.server import transports
 from conformance.server.process import ServerProcess
-from tests.server.test_machinery import group_members, health, running, wait_for
+from tests.server.test_machinery import (
+    LONG_BATCH,
+    embed,
+    group_members,
+    health,
+    running,
+    wait_for,
+)
 from tests.support.server_process import REPO
 
 SHM = Path("/dev/shm")
@@ -49,8 +59,19 @@ def of_frontend(pid: int) -> list[str]:
 
 
 def children(pid: int) -> list[int]:
+    """Its child processes: workers, and the shared-memory resource tracker."""
     found = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
     return [int(child) for child in found]
+
+
+def workers_of(pid: int) -> list[int]:
+    """Its local workers, loading or serving."""
+    found = []
+    for child in children(pid):
+        with contextlib.suppress(FileNotFoundError):
+            if b"conformance.server.worker" in Path(f"/proc/{child}/cmdline").read_bytes():
+                found.append(child)
+    return found
 
 
 def left_behind(frontend: int, workers: list[int]) -> list[str]:
@@ -124,15 +145,43 @@ def test_a_worker_whose_model_does_not_load_fails_the_start_with_its_reason(
     assert left_behind(server.pid, []) == []
 
 
-def test_sigterm_while_the_worker_loads_stops_everything(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_signal_while_the_worker_loads_stops_everything(stop_signal: int) -> None:
     with reaped(serve("--transport", "shm")) as server:
-        wait_for(lambda: children(server.pid), timeout=QUICK_START)  # after the probe
+        wait_for(lambda: workers_of(server.pid), timeout=QUICK_START)
+        time.sleep(1)  # importing its libraries
         workers = children(server.pid)
-        server.send_signal(signal.SIGTERM)
+        server.send_signal(stop_signal)
         out, err = server.communicate(timeout=BOUNDED_STOP)
-    assert server.returncode in (0, -signal.SIGTERM), err
+    assert server.returncode in (0, -stop_signal), err
     assert "LISTENING" not in out
     assert left_behind(server.pid, workers) == []
+
+
+def test_sigterm_while_a_long_request_computes_stops_everything() -> None:
+    """Draining: the request in flight is given uvicorn's grace, then the worker is stopped in
+    the middle of its forward pass."""
+    server = ServerProcess("--transport", "shm", cwd=str(REPO))
+    url = server.start()
+    process = server.process
+    assert process is not None
+    try:
+        workers = [found["pid"] for found in health(url)["workers"]]
+        thread = threading.Thread(target=answered_or_cut, args=(url, LONG_BATCH))
+        thread.start()
+        time.sleep(1)  # the worker is computing
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=BOUNDED_STOP)
+        thread.join(timeout=BOUNDED_STOP)
+    finally:
+        server.stop()
+    assert left_behind(process.pid, workers) == []
+
+
+def answered_or_cut(url: str, input: list[str]) -> None:
+    """A request the server may answer (503 once its worker is stopped) or cut off."""
+    with contextlib.suppress(requests.ConnectionError):
+        embed(url, input)
 
 
 def model_link(tmp_path: Path) -> Path:
@@ -191,7 +240,7 @@ def test_a_start_killed_outright_leaves_a_probe_the_next_start_sweeps(tmp_path: 
     of the probe yet, and the probe stays in /dev/shm; the next start removes it (or another
     server's start, if one beats ours to it)."""
     with reaped(serve("--transport", "shm")) as killed:
-        wait_for(lambda: children(killed.pid), timeout=QUICK_START)  # after the probe
+        wait_for(lambda: workers_of(killed.pid), timeout=QUICK_START)  # after the probe
         workers = children(killed.pid)
         killed.kill()
         killed.wait()
