@@ -9,11 +9,17 @@ from typing import Any
 
 import numpy as np
 import orjson
+from starlette.responses import Response
 
 from conformance.server import transports
 from conformance.server.faults import FaultName, hook_of
 
 OPTIONS = orjson.OPT_SERIALIZE_NUMPY
+JSON = "application/json"
+
+
+def json_response(body: bytes, status: int = 200) -> Response:
+    return Response(body, status_code=status, media_type=JSON)
 
 
 def error_body(

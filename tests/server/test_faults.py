@@ -9,9 +9,9 @@ from typing import get_args
 
 import pytest
 
-from conformance.server import frontend, responses, worker
+from conformance.server import frontend, responses
 from conformance.server.engines import sentence_transformers
-from conformance.server.faults import FAULTS, LEAKS_SHARED_MEMORY, FaultName, parse_fault
+from conformance.server.faults import FAULTS, LEAKS_SHARED_MEMORY, FaultName, parse_fault, worker
 
 # Per layer, its tables of what a fault does at each hook point
 HOOK_TABLES: dict[str, tuple[Collection[FaultName], ...]] = {
