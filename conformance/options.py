@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from conformance.api_key import API_KEY_ENV
 from conformance.tolerances import (
     FUZZ_EXAMPLES,
     MAX_RESPONSE_MB,
@@ -32,7 +33,6 @@ from conformance.tolerances import (
 )
 
 PROFILES = ("core", "full")
-API_KEY_ENV = ("EMBEDDINGS_API_KEY", "OPENAI_API_KEY")  # the suite's and the openai client's
 
 
 @dataclass(frozen=True)
@@ -88,18 +88,6 @@ def selects(pattern: str, requirement_id: str) -> bool:
     return requirement_id == pattern or (
         pattern.endswith(".") and requirement_id.startswith(pattern)
     )
-
-
-def _known_failures(text: str) -> dict[str, Any]:
-    from conformance.verdicts.known_failures import load_known_failures, to_json
-
-    return {"path": text, "entries": to_json(load_known_failures(text))}
-
-
-def _capabilities(text: str) -> dict[str, Any]:
-    from conformance.verdicts.capabilities import load_capabilities
-
-    return {"path": text, "declared": load_capabilities(text)}
 
 
 def _yes_no(text: str) -> bool:
@@ -335,7 +323,6 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "known_failures",
         "--known-failures",
         ("EMBEDDINGS_KNOWN_FAILURES",),
-        parse=_known_failures,
         metavar="FILE",
         help="TOML list of known failures ([[known-failure]] requirement, reason, link, "
         "case): reported XFAIL, not failing the run; one that now passes is STALE and fails it.",
@@ -344,7 +331,6 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "capabilities",
         "--capabilities",
         ("EMBEDDINGS_CAPABILITIES",),
-        parse=_capabilities,
         metavar="FILE",
         help="TOML [capabilities] the server declares (token_ids, dimensions, base64, "
         "normalized, max_batch, max_tokens): a declared feature refused or wrong FAILS; an "

@@ -18,11 +18,11 @@ ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "house.py"
 
 PLAN = (  # floor 0 first
-    {"wire", "tolerances", "corpus", "files", "runtime_dir"},  # plain data and limits
+    {"wire", "tolerances", "corpus", "files", "runtime_dir", "api_key"},  # plain data, limits
     {"requirements", "checks", "client", "variants"},  # the catalogue, pure checks, HTTP
-    {"verdicts", "models"},  # verdict rules; fetched models
-    {"reporting", "options", "server"},  # renderers; every option; the bundled server
-    {"references"},  # goldens, live references, the baseline
+    # verdict rules; fetched models; every option (the plugin's light path); the references
+    {"verdicts", "models", "options", "references"},
+    {"reporting", "server"},  # renderers; the bundled server
     {"run", "bench", "matrix", "ci"},  # a pytest run's machinery; the bench; the matrix; CI
     {"suite", "plugin", "cli"},  # the packaged tests, the pytest entry point, the commands
 )

@@ -20,6 +20,7 @@ ALLOWED = {
     "conformance",
     "conformance.plugin",
     "conformance.options",  # the flags, ini keys and environment variables
+    "conformance.api_key",  # where --api-key's value is found in the environment
     "conformance.run",  # its package: a docstring, nothing imported
     "conformance.run.session_keys",  # whether the run has a session
     "conformance.tolerances",  # --precision's choices, --max-response-mb's default

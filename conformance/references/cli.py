@@ -6,9 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from conformance.api_key import api_key_from_environment
 from conformance.client import EndpointError, parse_endpoint
 from conformance.client.preflight import PreflightError, open_client
-from conformance.options import API_KEY_ENV, env_value
 from conformance.references import reference_cases
 from conformance.references.recording import (
     MANIFEST,
@@ -96,7 +96,7 @@ def _record(args: argparse.Namespace) -> int:
             folder, cases, name=args.model, progress=not args.quiet
         )
     else:
-        api_key = args.api_key or env_value(API_KEY_ENV)
+        api_key = args.api_key or api_key_from_environment()
         try:
             endpoint = parse_endpoint(args.from_endpoint)
             client = open_client(endpoint, args.model, api_key, args.request_timeout)

@@ -1,12 +1,14 @@
 """The resolved configuration of one conformance run, from the options' values.
 
 Apart from :mod:`conformance.options` (the flags, ini keys and environment variables, which
-pytest registers in every run) because resolving needs the client's endpoint parser: it is only
-imported once a run has an endpoint to test.
+pytest registers in every run, parsed there) because resolving needs the client's endpoint
+parser and reads the files the options name (known failures, capabilities): it is only imported
+once a run has an endpoint to test.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -15,6 +17,8 @@ import pytest
 from conformance.client import Endpoint, parse_endpoint
 from conformance.options import parse_options
 from conformance.tolerances import Tolerances, tolerances_for
+from conformance.verdicts.capabilities import load_capabilities
+from conformance.verdicts.known_failures import load_known_failures, to_json
 
 OVERRIDABLE_LIMITS = tuple(f.name for f in fields(Tolerances))  # --vector-atol and the like
 
@@ -67,6 +71,10 @@ def resolve_settings(given: dict[str, str | None], endpoint_url: str) -> Setting
     """Parse every given option; ``endpoint_url`` is the URL to test (the built-in server's
     real one for 'builtin'). Raises pytest.UsageError naming the bad flag."""
     values = parse_options(given)
+    values.update(
+        known_failures=_loaded("--known-failures", values["known_failures"], _known_failures),
+        capabilities=_loaded("--capabilities", values["capabilities"], _capabilities),
+    )
     # a declared 'normalized' sets the expectation, unless --expect-normalized says otherwise
     declared = (values["capabilities"] or {}).get("declared", {})
     normalized = declared.get("normalized") if given["expect_normalized"] is None else None
@@ -84,3 +92,23 @@ def resolve_settings(given: dict[str, str | None], endpoint_url: str) -> Setting
         normalization_given=given["expect_normalized"] is not None or normalized is not None,
     )
     return Settings(**values)
+
+
+def _loaded(
+    flag: str, path: str | None, load: Callable[[str], dict[str, Any]]
+) -> dict[str, Any] | None:
+    """A file an option names, read and checked; pytest.UsageError naming the flag."""
+    if path is None:
+        return None
+    try:
+        return load(path)
+    except ValueError as exc:
+        raise pytest.UsageError(f"{flag}: {exc}") from None
+
+
+def _known_failures(path: str) -> dict[str, Any]:
+    return {"path": path, "entries": to_json(load_known_failures(path))}
+
+
+def _capabilities(path: str) -> dict[str, Any]:
+    return {"path": path, "declared": load_capabilities(path)}
