@@ -96,3 +96,18 @@ def test_a_cycle_has_no_floors(house: ModuleType) -> None:
     with pytest.raises(ValueError, match="cycle: a -> b -> a"):
         house.floors({"a": {"b"}, "b": {"a"}})
     assert house.floors({"a": {"b"}, "b": set()}) == {"a": 1, "b": 0}
+
+
+# Test folders that are no room of the package: helpers, end-to-end suite runs, bare vLLM's
+# tests (tox -e vllm), and the tests of scripts/
+BESIDE_THE_ROOMS = {"support", "e2e", "vllm", "scripts"}
+ROOT_MODULES = 6  # conftest.py, __init__.py and the tests of the whole house
+
+
+def test_the_tests_mirror_the_package(house: ModuleType) -> None:
+    """A room's tests are in tests/<room>/; the root keeps little else."""
+    tests = ROOT / "tests"
+    modules = sorted(path.name for path in tests.glob("*.py"))
+    assert len(modules) <= ROOT_MODULES, modules
+    folders = {path.name for path in tests.iterdir() if (path / "__init__.py").is_file()}
+    assert folders - set(house.rooms()) <= BESIDE_THE_ROOMS, folders - set(house.rooms())

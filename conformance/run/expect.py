@@ -1,7 +1,7 @@
 """``expect``: record a check's verdict on the running test and fail it with a full explanation.
 
 The verdict is on the one requirement the test's ``requirement`` marker names (the suite passes
-no id); ``tests/test_catalogue.py`` holds each test to the check the catalogue binds to it.
+no id); ``tests/suite/test_catalogue.py`` holds each test to the check the catalogue binds to it.
 
 A MUST failure fails the test at once. A SHOULD failure is recorded and raised as a warning; the
 test goes on and the run does not fail for it.

@@ -18,9 +18,9 @@ from conformance.models.pinned import MPNET, NOMIC
 from conformance.references import bundled_golden, load_golden
 from conformance.tolerances import TIERS
 from tests.conftest import FaultRoute, reference_server
+from tests.e2e.test_suite_verdicts import FAST, IN_PLAY, MUTATIONS
 from tests.models.test_real_models import folder_of
 from tests.support.suite_runner import run_suite
-from tests.test_suite_verdicts import FAST, IN_PLAY, MUTATIONS
 
 pytestmark = pytest.mark.real_models
 

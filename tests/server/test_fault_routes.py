@@ -1,6 +1,6 @@
 """One server, many faults (``serve --fault-routes``): a fault served under /faults/<name> is
 the same bug as a server started with ``--fault NAME``, in every layer, and leaves the correct
-routes and the other faults' routes alone. The mutation table (tests/test_suite_verdicts.py)
+routes and the other faults' routes alone. The mutation table (tests/e2e/test_suite_verdicts.py)
 relies on it."""
 
 from __future__ import annotations

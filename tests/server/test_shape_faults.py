@@ -3,7 +3,7 @@
 around it exactly as the server's correct /v1 route answers them.
 
 The server is this module's own: stale-after-huge-request poisons its route for good, and the
-mutation table (tests/test_suite_verdicts.py) must find the session server's route unpoisoned.
+mutation table (tests/e2e/test_suite_verdicts.py) must find the session server's route unpoisoned.
 """
 
 from __future__ import annotations

@@ -23,10 +23,10 @@ import requests
 import yaml
 
 from tests.conftest import FaultRoute, reference_server
+from tests.e2e.test_suite_verdicts import IN_PLAY
 from tests.support.action_runner import ActionRun, run_action, runner_environment
 from tests.support.server_process import REPO
 from tests.test_packaging import NOT_SOURCE
-from tests.test_suite_verdicts import IN_PLAY
 
 WORKFLOWS = sorted((REPO / "docs" / "ci").glob("*.yml"))
 PUBLISHED = "embedding-conformance/embedding-conformance@v1"  # how the workflows name the action
@@ -173,7 +173,7 @@ def test_the_actions_steps_judge_the_bundled_server(
 
 def shortest_workflow_passes_the_correct_server(runner: dict[str, Any], tmp_path: Path) -> None:
     """The README's workflow as written, on the base64 transport (shm's full run is
-    tests/test_reports.py's certification run): every requirement PASS, through the action."""
+    tests/run/test_reports.py's certification run): every requirement PASS, through the action."""
     with reference_server("--transport", "base64") as base_url:
         run = act(runner, tmp_path, **shortest_inputs(base_url))
         no_routes = requests.get(f"{base_url}/faults/noise/v1/models", timeout=10)

@@ -14,7 +14,7 @@ from tests.conftest import FaultRoute
 from tests.support.suite_runner import SuiteRun, run_suite
 
 # The gate's own requirements and one the faults below turn each way; every other requirement
-# would only cost time (the correct server's full runs are tests/test_suite_verdicts.py's part).
+# would only cost time (the correct server's full runs are tests/e2e/test_suite_verdicts.py's part).
 JUDGED = "baseline.,reference.agreement,input.token-ids,errors.rejected,envelope.usage"
 FAST = ("--fuzz-examples", "20", "--requirements", JUDGED)
 

@@ -93,11 +93,11 @@ INVISIBLE = {
     "leak-shm": "the client sees correct answers; tests/server/test_shm.py counts the segments",
     "token-ids-rejected": "not a bug: must be UNSUPPORTED (tested below)",
     "empty-input-200": "not a bug: [] answered with no vectors is a SHOULD warning (tested below)",
-    "wedged-worker": "fails whatever runs after the hang; tests/test_suite_hung.py times the run",
+    "wedged-worker": "fails whatever runs after the hang; tests/e2e/test_suite_hung.py times it",
 }
 # fault -> requirements run with its row that must PASS: the fault is one cause, judged once
 ALSO_PASS = {"missing-usage": {"base64.openai-client"}}  # the SDK's answer read without usage
-# Each row runs at the loosest tier, q4_k_m: the tiers nest (tests/test_tolerances.py), so a
+# Each row runs at the loosest tier, q4_k_m: the tiers nest (tests/tolerances/), so a
 # fault caught there is caught at q8_0 and fp32 too. A row q4_k_m cannot see runs at the loosest
 # tier that does; the README's tier table lists it with why.
 LOOSEST = "q4_k_m"
@@ -126,8 +126,8 @@ def test_every_fault_is_in_the_mutation_table() -> None:
 
 
 # The correct server's full runs: on shm (the transport 'auto' picks here) the certification
-# run of tests/test_reports.py, serially, with an API key and every report written; on base64
-# the README's shortest workflow, through the GitHub Action (tests/test_action.py).
+# run of tests/run/test_reports.py, serially, with an API key and every report written; on base64
+# the README's shortest workflow, through the GitHub Action (tests/ci/test_action.py).
 
 
 def test_matryoshka_variant_truncated_without_renormalizing_fails(

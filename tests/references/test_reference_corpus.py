@@ -15,7 +15,7 @@ import pytest
 from conformance.references import reference_cases
 from conformance.suite.reference_corpus import CASES, owed_notes
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "make_reference_corpus.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "make_reference_corpus.py"
 
 
 @pytest.fixture(scope="module")

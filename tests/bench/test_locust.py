@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 
 from conformance.matrix.processes import free_ports
+from tests.bench.test_bench import validate_schema
 from tests.conftest import FaultRoute
-from tests.test_bench import validate_schema
 
-LOCUSTFILE = Path(__file__).parents[1] / "conformance" / "bench" / "locustfile.py"
+LOCUSTFILE = Path(__file__).parents[2] / "conformance" / "bench" / "locustfile.py"
 REQUESTS = 80  # the cap, shared out between the two workers
 # Enough for a wrong answer to show on a faulty server; fewer, because each wrong answer is large
 # (the per-token fault's is 80 vectors an input) and the run is bounded by the cap.

@@ -1,5 +1,5 @@
 """The state canary's plumbing: its first answer as xdist ships it, and how the end names what
-came before it (the suite's runs in tests/test_suite_verdicts.py show the rest)."""
+came before it (the suite's runs in tests/e2e/test_suite_verdicts.py show the rest)."""
 
 from __future__ import annotations
 

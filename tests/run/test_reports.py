@@ -22,10 +22,10 @@ from conformance.cli import main
 from conformance.reporting.document import schema
 from conformance.suite.reference_corpus import within_context
 from tests.conftest import API_KEY, FaultRoute
+from tests.e2e.test_suite_verdicts import IN_PLAY
 from tests.reporting.test_report_browser import PNG_SIGNATURE, run_chromium
 from tests.support.once import once
 from tests.support.suite_runner import SuiteRun, run_suite
-from tests.test_suite_verdicts import IN_PLAY
 
 FILES = ("results.json", "junit.xml", "report.html", "summary.md", "badge.svg")
 FAST = ("--fuzz-examples", "30")
