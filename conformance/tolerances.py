@@ -29,7 +29,7 @@ Why these numbers:
   numbers; ``--check`` reproduces them). q8_0 moves vectors by up to 1 - cosine 4.6e-3 and |Δ|
   0.013, a batch from its inputs alone by 5.6e-3. q4_K_M moves nomic's vectors as far as a wrong
   pooling would (1 - cosine median 0.059, worst 0.25): at q4_k_m reference.agreement no longer
-  tells a pooling or prefix bug from rounding (the README's tier table lists what each tier
+  tells a pooling or prefix bug from rounding (docs/precision.md's tier table lists what each tier
   can no longer see). Rankings survive: no query's top 3 changed at any tier, while scores
   moved by up to 0.095, the tie within which two documents may swap. The same measurement
   confirms fp16 and bf16 (llama.cpp's f16 and bf16 files stay inside them with margins of 7 and

@@ -1,6 +1,6 @@
 """The same closed-loop load from the local bench and from Locust (a master and two workers),
 alternated on one bundled server, every answer judged by both; then the validator's CPU cost
-per answer. The figures the README quotes come from this script.
+per answer. The figures docs/bench.md quotes come from this script.
 
     python scripts/bench_vs_locust.py [--rounds 3] [--clients 4] [--batch 15] [--requests 200]
 """

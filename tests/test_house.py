@@ -1,5 +1,5 @@
-"""The house's plan (README, "Project layout"): every room of the package on a floor, and every
-import points down. The rooms are drawn from the imports by scripts/house.py.
+"""The house's plan (CONTRIBUTING.md, "Project layout"): every room of the package on a floor,
+and every import points down. The rooms are drawn from the imports by scripts/house.py.
 
 The pure rooms are held tighter than their floor: the checks, the verdict rules and the
 renderers may import only the rooms named below them here (their runtime loads are probed in
@@ -50,9 +50,9 @@ def test_every_room_is_on_one_floor_of_the_plan(house: ModuleType) -> None:
     assert set(planned) == set(house.rooms())
 
 
-def readme_floors() -> dict[int, set[str]]:
-    """The rooms the README's layout lists under each of its "# floor N" lines."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+def layout_floors() -> dict[int, set[str]]:
+    """The rooms CONTRIBUTING.md's layout lists under each of its "# floor N" lines."""
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
     layout = text.split("## Project layout", 1)[1].split("```")[1]
     floors: dict[int, set[str]] = {}
     for line in layout.splitlines():
@@ -63,8 +63,8 @@ def readme_floors() -> dict[int, set[str]]:
     return floors
 
 
-def test_the_readme_layout_is_the_plan() -> None:
-    assert readme_floors() == dict(enumerate(PLAN))
+def test_the_documented_layout_is_the_plan() -> None:
+    assert layout_floors() == dict(enumerate(PLAN))
 
 
 def test_no_import_points_up_or_sideways(house: ModuleType) -> None:
@@ -99,8 +99,8 @@ def test_a_cycle_has_no_floors(house: ModuleType) -> None:
 
 
 # Test folders that are no room of the package: helpers, end-to-end suite runs, bare vLLM's
-# tests (tox -e vllm), and the tests of scripts/
-BESIDE_THE_ROOMS = {"support", "e2e", "vllm", "scripts"}
+# tests (tox -e vllm), the tests of scripts/ and of the guides
+BESIDE_THE_ROOMS = {"support", "e2e", "vllm", "scripts", "docs"}
 ROOT_MODULES = 6  # conftest.py, __init__.py and the tests of the whole house
 
 

@@ -9,7 +9,7 @@ what --reference names; a model with neither is not benched (fail closed).
 ``embedding-conformance bench serialization`` times the ways of moving the embedding matrix
 out of a worker (see its --help). ``embedding-conformance bench locustfile`` prints the path of
 a Locust file that sends these requests from Locust (one machine or a master and its workers),
-judging every answer the same way (the `locust` extra; see the README).
+judging every answer the same way (the `locust` extra; see docs/bench.md).
 """
 
 from __future__ import annotations

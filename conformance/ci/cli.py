@@ -166,7 +166,8 @@ def _pytest(argv: list[str]) -> tuple[int, str]:
 
 def _save_baseline(args: argparse.Namespace, results: Path) -> int:
     """Record the endpoint's vectors into --save-baseline and put the run's results.json
-    beside them: the README's upgrade-gate baseline, made while this server still serves."""
+    beside them: the upgrade gate's baseline (docs/references.md), made while this server still
+    serves."""
     target = Path(args.save_baseline)
     record = [sys.executable, "-m", "conformance.cli", "golden", "record", "--quiet", "--force"]
     record += ["--from-endpoint", args.endpoint, "--out", str(target)]

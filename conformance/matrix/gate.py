@@ -1,4 +1,5 @@
-"""``matrix gate OLD NEW``: the README's "Before upgrading vLLM" recipe run on two real peers.
+"""``matrix gate OLD NEW``: the "Before upgrading vLLM" recipe (docs/references.md) run on two
+real peers.
 
 The old peer is started and recorded (``golden record --from-endpoint``: its vectors, response
 fields and error answers) and judged (``--results-json`` into the baseline); it is stopped, the

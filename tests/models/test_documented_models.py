@@ -1,7 +1,7 @@
-"""The README's three commands for a real model (fetch, serve, test) run as written. Without the
-weights (CI), what runs cheaply runs: the serve command and the one-command builtin run refuse the
-model at once, naming exactly the README's fetch command. With them (`tox -e models`), the three
-run for real and the suite passes."""
+"""The three commands docs/server.md gives for a real model (fetch, serve, test) run as written.
+Without the weights (CI), what runs cheaply runs: the serve command and the one-command builtin run
+refuse the model at once, naming exactly the guide's fetch command. With them (`tox -e models`),
+the three run for real and the suite passes."""
 
 from __future__ import annotations
 
@@ -20,29 +20,29 @@ from tests.models.test_real_models import folder_of
 from tests.support.server_process import REPO
 from tests.support.suite_runner import run_suite
 
-README = REPO / "README.md"
+GUIDE = REPO / "docs" / "server.md"
 SCRIPT = Path(sys.executable).parent / "embedding-conformance"
 LEAD = "Fetch once, serve, test"
 
 
-def readme_commands() -> list[list[str]]:
+def guide_commands() -> list[list[str]]:
     """The sh block after the lead-in, one command a line."""
-    text = README.read_text(encoding="utf-8").split(LEAD, 1)[1]
+    text = GUIDE.read_text(encoding="utf-8").split(LEAD, 1)[1]
     block = re.search(r"```sh\n(.*?)```", text, re.DOTALL)
     assert block is not None
     return [shlex.split(line) for line in block[1].splitlines() if line.strip()]
 
 
 def builtin_one_liner() -> list[str]:
-    """The README's `pytest --endpoint builtin ...` that does the last two in one."""
-    text = README.read_text(encoding="utf-8").split(LEAD, 1)[1]
+    """The guide's `pytest --endpoint builtin ...` that does the last two in one."""
+    text = GUIDE.read_text(encoding="utf-8").split(LEAD, 1)[1]
     found = re.search(r"`(pytest --endpoint builtin [^`]+)`", text)
     assert found is not None
     return shlex.split(found[1])
 
 
 def the_model() -> str:
-    fetch, serve, test = readme_commands()
+    fetch, serve, test = guide_commands()
     assert fetch[:3] == ["embedding-conformance", "models", "fetch"] and len(fetch) == 4
     model = fetch[3]
     assert model in MODELS
@@ -52,9 +52,9 @@ def the_model() -> str:
     return model
 
 
-def test_unfetched_the_serve_and_builtin_commands_name_the_readmes_fetch(tmp_path: Path) -> None:
+def test_unfetched_the_serve_and_builtin_commands_name_the_guides_fetch(tmp_path: Path) -> None:
     model = the_model()
-    fetch, serve, _ = readme_commands()
+    fetch, serve, _ = guide_commands()
     empty_cache = {**os.environ, "EMBEDDING_CONFORMANCE_CACHE": str(tmp_path / "cache")}
     served = subprocess.run(
         [str(SCRIPT), *serve[1:]], capture_output=True, text=True, env=empty_cache, timeout=60
@@ -72,7 +72,7 @@ def test_unfetched_the_serve_and_builtin_commands_name_the_readmes_fetch(tmp_pat
 def test_fetched_the_three_commands_run_as_written_and_pass(tmp_path: Path) -> None:
     model = the_model()
     folder_of(MODELS[model])  # skips, saying how to fetch, when it is not fetched
-    fetch, serve, test = readme_commands()
+    fetch, serve, test = guide_commands()
     fetched = subprocess.run([str(SCRIPT), *fetch[1:]], capture_output=True, text=True)
     assert fetched.returncode == 0, fetched.stderr
     assert "every file as pinned" in fetched.stderr
