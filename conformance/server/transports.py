@@ -34,6 +34,7 @@ PREFIX, PROBE_PREFIX = "ecf_", "ecfprobe_"
 NONCE_BYTES = 16
 # A probe without its nonce this old was left by a frontend killed while it made the probe.
 UNFINISHED_PROBE_AGE = 60.0
+LOCKED_PROBE = re.compile(PROBE_PREFIX + r"\d+_[0-9a-f]{8}_")  # probe_name(new_prefix())
 _NAME = re.compile(r"[A-Za-z0-9_]+")
 
 
@@ -113,7 +114,11 @@ def sweep_abandoned() -> list[str]:
 
 
 def probes() -> list[Path]:
-    return sorted(SHM_DIR.glob(PROBE_PREFIX + "*")) if SHM_DIR.is_dir() else []
+    """The probes of this version's frontends (one that names no pid is an older version's,
+    which holds no lock on it: never swept)."""
+    if not SHM_DIR.is_dir():
+        return []
+    return sorted(p for p in SHM_DIR.glob(PROBE_PREFIX + "*") if LOCKED_PROBE.fullmatch(p.name))
 
 
 def abandoned(probe: Path) -> bool:

@@ -271,3 +271,18 @@ def test_a_live_servers_probe_is_never_swept() -> None:
     assert probe.name in transports.sweep_abandoned()
     assert not (SHM / probe.name).exists() and not (SHM / segment.name).exists()
     probe.close()
+
+
+def test_an_older_versions_probe_is_never_swept() -> None:
+    """Before this version a frontend held no lock on its probe (named without its pid): a
+    server started beside a running older one must leave that one's probe alone."""
+    older = transports.shared_memory.SharedMemory(
+        create=True, size=64, name="ecfprobe_0123456789ab_"
+    )
+    try:
+        older.buf[:16] = b"0123456789abcdef"  # type: ignore[index]
+        assert older.name not in transports.sweep_abandoned()
+        assert (SHM / older.name).exists()
+    finally:
+        older.close()
+        older.unlink()
