@@ -56,15 +56,18 @@ class ServerProcess:
         try:
             line = lines.get(timeout=timeout)
         except queue.Empty:
-            line = ""
+            self.stop()
+            raise ServerStartError(
+                " ".join(self.command[2:]), f"no LISTENING line within {timeout:g} s"
+            ) from None
         if not line.startswith("LISTENING "):
-            reason = self._why_not_started(line, timeout)
+            reason = self._why_not_started(line)
             self.stop()
             raise ServerStartError(" ".join(self.command[2:]), reason)
         self.url = line.split()[1]
         return self.url
 
-    def _why_not_started(self, line: str, timeout: float) -> str:
+    def _why_not_started(self, line: str) -> str:
         """The server's own 'error:' line, else how it ended, else what it printed."""
         assert self.process is not None
         if line == "":  # stdout closed: it has ended, or is ending
@@ -80,7 +83,7 @@ class ServerProcess:
         if self.process.returncode is not None:
             last = next((text for text in reversed(self.stderr_tail) if text.strip()), "")
             return f"it exited with code {self.process.returncode}" + (f": {last}" if last else "")
-        return repr(line.strip()) if line else f"no LISTENING line within {timeout:g} s"
+        return repr(line.strip()) if line else "it closed its output"
 
     def stop(self) -> None:
         if self.process is None or self.process.poll() is not None:
