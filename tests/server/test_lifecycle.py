@@ -198,9 +198,13 @@ def crashing_server(tmp_path: Path, *args: str) -> tuple[ServerProcess, int]:
     link = model_link(tmp_path)
     server = ServerProcess("--transport", "shm", "--model", str(link), *args, cwd=str(REPO))
     url = server.start()
-    (worker,) = [found["pid"] for found in health(url)["workers"]]
-    link.unlink()
-    os.kill(worker, signal.SIGKILL)
+    try:
+        (worker,) = [found["pid"] for found in health(url)["workers"]]
+        link.unlink()
+        os.kill(worker, signal.SIGKILL)
+    except BaseException:  # never leave the server running
+        server.stop()
+        raise
     return server, worker
 
 
