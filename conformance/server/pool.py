@@ -110,7 +110,7 @@ class WorkerPool:
         self._generation = itertools.count()
         self._probe: shared_memory.SharedMemory | None = None
         self._probe_lock: int | None = None  # held while we live: see transports.make_probe
-        self._nonce = secrets.token_hex(8)
+        self._nonce = secrets.token_hex(transports.NONCE_BYTES // 2)  # as many hex digits
         self._socket = zmq.asyncio.Context.instance().socket(zmq.ROUTER)
         self._tasks: list[asyncio.Task[None]] = []
         self._ready = asyncio.Event()
