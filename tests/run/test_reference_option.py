@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from conformance.references import bundled_golden
 from conformance.requirements import CATALOGUE, GATE_PREFIX
@@ -17,6 +20,15 @@ FAST = ("--fuzz-examples", "30")
 # What identification decides: the reference applied, and the dimension it expects (the other
 # requirements judge the server alike whatever name it serves the model under)
 REFERENCED = ("--requirements", "reference.,dimension.")
+
+
+@pytest.fixture(scope="module")
+def alias() -> Iterator[str]:
+    """One server of the bundled model served as 'all-minilm': correct on its /v1 routes, each
+    fault under /faults/<name> (a route answers as a server started with --fault does:
+    tests/server/test_fault_routes.py), so the module starts one server, not one per fault."""
+    with reference_server("--fault-routes", "--served-model-name", "all-minilm") as base_url:
+        yield base_url
 
 
 def test_a_damaged_golden_is_a_usage_error(clean_server: str, tmp_path: Path) -> None:
@@ -59,10 +71,9 @@ def test_without_a_reference_the_comparisons_are_skipped_with_the_reason(
 
 
 def test_a_bundled_model_served_under_an_alias_is_identified_by_its_vectors(
-    tmp_path: Path,
+    tmp_path: Path, alias: str
 ) -> None:
-    with reference_server("--served-model-name", "all-minilm") as base_url:
-        run = run_suite(tmp_path, "--endpoint", base_url, *REFERENCED)
+    run = run_suite(tmp_path, "--endpoint", alias, *REFERENCED)
     assert run.returncode == 0, run.output
     assert "identified by its vectors as all-MiniLM-L6-v2" in run.output
     assert "served as 'all-minilm'" in run.output
@@ -70,13 +81,15 @@ def test_a_bundled_model_served_under_an_alias_is_identified_by_its_vectors(
     assert run.with_status("PASS") == judged, run.output
 
 
-def test_one_vector_for_every_input_under_an_alias_is_never_green(tmp_path: Path) -> None:
+def test_one_vector_for_every_input_under_an_alias_is_never_green(
+    tmp_path: Path, alias: str
+) -> None:
     """Matched by name only, no reference applied and every vector requirement passed."""
-    with reference_server("--fault", "one-vector", "--served-model-name", "all-minilm") as url:
-        run = run_suite(tmp_path, "--endpoint", url, *FAST)
-        unreferenced = run_suite(
-            tmp_path, "--endpoint", url, "--reference", "none", "--requirements", "semantics."
-        )
+    url = f"{alias}/faults/one-vector"
+    run = run_suite(tmp_path, "--endpoint", url, *FAST)
+    unreferenced = run_suite(
+        tmp_path, "--endpoint", url, "--reference", "none", "--requirements", "semantics."
+    )
     # with --reference none, the checks that need no reference see it
     assert unreferenced.returncode == 1, unreferenced.output
     assert {
@@ -104,13 +117,12 @@ def test_an_unknown_model_with_no_reference_stops_with_the_ways_out(
 
 
 def test_a_per_token_server_under_an_alias_fails_the_dimension_requirement(
-    tmp_path: Path,
+    tmp_path: Path, alias: str
 ) -> None:
     """Vectors whose length grows with the input match no golden, and no reference would make
     them right: not a usage error (exit 4) but a FAIL of dimension.consistent (exit 1), judged
     on the identification's answer, in the terminal and in results.json; nothing else runs."""
-    with reference_server("--fault", "per-token", "--served-model-name", "all-minilm") as url:
-        run = run_suite(tmp_path, "--endpoint", url, *FAST)
+    run = run_suite(tmp_path, "--endpoint", f"{alias}/faults/per-token", *FAST)
     assert run.returncode == 1, run.output
     assert run.with_status("FAIL") == {"dimension.consistent"}, run.output
     assert run.with_status("NOT RUN") == IN_PLAY - {"dimension.consistent"}

@@ -4,6 +4,8 @@ that says what to do. And the restart policy of a worker that keeps dying."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -92,3 +94,24 @@ def test_restarts_come_at_once_then_after_doubling_pauses_then_stop() -> None:
     # a worker that lived through the window starts afresh
     assert next_restart(within_window(recent, now + RESTART_WINDOW), 5) == 0.0
     assert next_restart([], 0) is None  # --max-restarts 0: never
+
+
+@pytest.mark.parametrize("engine", ["sentence-transformers", "vllm"])
+def test_a_model_that_is_not_there_is_refused_before_the_engine_is_imported(
+    tmp_path: Path, engine: str
+) -> None:
+    """A worker restarted in a crash loop pays for the name check only, not for importing torch
+    (seconds of CPU at every restart); vLLM, not installed here, is not even needed to refuse."""
+    code = (
+        "import sys\n"
+        "from conformance.server.engines import load_engine\n"
+        "from conformance.server.model_names import ModelNotServable\n"
+        "try:\n"
+        f"    load_engine({engine!r}, {str(tmp_path / 'gone')!r}, None)\n"
+        "except ModelNotServable as exc:\n"
+        "    print('refused:', exc)\n"
+        "print('imported:', sorted({'torch', 'vllm'} & set(sys.modules)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "refused: model" in done.stdout and "nor a local folder" in done.stdout, done.stdout
+    assert "imported: []" in done.stdout, done.stdout

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from conformance.server.faults import FAULTS, FaultName
+from conformance.server.model_names import resolve_model
 from conformance.server.transports import Float32Matrix
 
 
@@ -48,13 +49,16 @@ ENGINE_FAULTS = tuple(name for name, fault in FAULTS.items() if fault.layer == "
 
 def load_engine(name: str, model: str | None, fault: FaultName | None) -> Engine:
     """Build the named engine; ``fault`` selects an engine-level bug (see ENGINE_FAULTS)."""
+    if name not in ENGINES:
+        raise ValueError(f"unknown engine {name!r} (sentence-transformers or vllm)")
+    # The name first: a model that is not there is refused in a fraction of a second, before
+    # the engine's imports (seconds of CPU, paid again by every restart of a crash loop).
+    resolved = resolve_model(model)
     if name == "sentence-transformers":
         from conformance.server.engines.sentence_transformers import SentenceTransformersEngine
 
-        return SentenceTransformersEngine(model, fault)
-    if name == "vllm":
-        from conformance.server.engines.vllm import VllmEngine  # type: ignore[import-not-found,unused-ignore]
+        return SentenceTransformersEngine(model, fault, resolved=resolved)
+    from conformance.server.engines.vllm import VllmEngine  # type: ignore[import-not-found,unused-ignore]
 
-        engine: Engine = VllmEngine(model, fault)
-        return engine
-    raise ValueError(f"unknown engine {name!r} (sentence-transformers or vllm)")
+    engine: Engine = VllmEngine(model, fault, resolved=resolved)
+    return engine

@@ -88,11 +88,18 @@ SETTINGS_CHANGED: dict[FaultName, Callable[[SentenceTransformersEngine], None]] 
 
 
 class SentenceTransformersEngine:
-    def __init__(self, model: str | None, fault: FaultName | None) -> None:
+    def __init__(
+        self,
+        model: str | None,
+        fault: FaultName | None,
+        *,
+        resolved: tuple[str, str] | None = None,
+    ) -> None:
+        """``resolved``: what ``resolve_model(model)`` gave, when the caller already asked."""
+        self.model_name, path = resolved or resolve_model(model)
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         from sentence_transformers import SentenceTransformer
 
-        self.model_name, path = resolve_model(model)
         with contextlib.redirect_stdout(sys.stderr):  # keep stdout for the worker protocol
             self._model = SentenceTransformer(path, device="cpu")
         linear_layers_on_onednn(self._model[0])

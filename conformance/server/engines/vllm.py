@@ -80,10 +80,16 @@ class VllmEngine:
     """Embeddings from vLLM; ``fault`` selects a bug planted through vLLM's PoolerConfig."""
 
     def __init__(
-        self, model: str | None, fault: FaultName | None, *, enforce_eager: bool = True
+        self,
+        model: str | None,
+        fault: FaultName | None,
+        *,
+        enforce_eager: bool = True,
+        resolved: tuple[str, str] | None = None,
     ) -> None:
+        """``resolved``: what ``resolve_model(model)`` gave, when the caller already asked."""
         settings = pooler_settings(fault)  # before the slow start: a bad fault fails at once
-        self.model_name, path = resolve_model(model)
+        self.model_name, path = resolved or resolve_model(model)
         # Unit-length output, so the worker renormalizes after cutting to 'dimensions'.
         self.normalized = read_layout(path).normalized  # before the slow start, as above
         self.fault = fault
