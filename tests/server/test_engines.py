@@ -16,7 +16,7 @@ import torch
 from conformance.server import transports
 from conformance.server.engines.sentence_transformers import SentenceTransformersEngine
 from conformance.server.worker import MERGE_LIMIT, Worker
-from tests.conftest import reference_server
+from tests.conftest import FaultRoute
 
 TEXTS = [
     "hello",
@@ -126,9 +126,10 @@ def test_what_may_not_be_computed_together_is_not(engine: SentenceTransformersEn
     assert not Worker(engine, None).joins([first], too_many)
 
 
-def test_cls_pooling_fault_is_caught_by_comparison(in_process: np.ndarray) -> None:
-    with reference_server("--fault", "cls-pooling") as url:
-        vectors = served(url)
+def test_cls_pooling_fault_is_caught_by_comparison(
+    in_process: np.ndarray, fault_route: FaultRoute
+) -> None:
+    vectors = served(fault_route("cls-pooling"))  # answers as a server started with the fault
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)  # looks healthy...
     cosines = (vectors * in_process).sum(axis=1)
     assert cosines.min() < 0.95  # ...but points elsewhere
