@@ -3,34 +3,34 @@ pass them and fail a planted mistake, and the action's steps, run here in order 
 would (tests/support/action_runner.py), judge the bundled server: green when it is correct, red
 with the right summary for a fault and for a regression against a baseline, and an unreachable
 endpoint reported as such. The action installs the project from its own folder into a Python of
-the test's (pip install, as on a runner)."""
+the test's (pip install, as on a runner). The README's workflow's run is the session's one full
+run of the correct server, which the reports' tests read too (tests/support/certified_run.py)."""
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import socket
 import subprocess
 import sys
-import sysconfig
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-import requests
-import yaml
 
-from tests.conftest import FaultRoute, reference_server
+from tests.conftest import API_KEY, FaultRoute
 from tests.e2e.test_suite_verdicts import IN_PLAY
-from tests.support.action_runner import ActionRun, run_action, runner_environment
+from tests.support.certified_run import (
+    PUBLISHED,
+    REPORT_DIR,
+    SHORTEST,
+    Runner,
+    certified_run,
+    make_runner,
+)
 from tests.support.server_process import REPO
-from tests.test_packaging import NOT_SOURCE
 
 WORKFLOWS = sorted((REPO / "docs" / "ci").glob("*.yml"))
-PUBLISHED = "embedding-conformance/embedding-conformance@v1"  # how the workflows name the action
-SHORTEST = REPO / "docs" / "ci" / "conformance.yml"
 NARROW = "--requirements reference.agreement"  # one requirement: seconds, not minutes
 
 
@@ -106,49 +106,11 @@ def test_the_readme_leads_its_ci_section_with_the_shortest_workflow() -> None:
 
 
 @pytest.fixture(scope="module")
-def runner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """A runner's Python (what setup-python gives), in which the action's own install step puts
-    the project: a venv that sees this environment's packages (a .pth line), so that pip
-    installs the project from the action's folder and nothing else."""
+def runner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runner]:
+    """One job's runner: the module's runs are its steps, one after another."""
     root = tmp_path_factory.mktemp("runner")
-    # the action's folder, a checkout of the repository as a runner has it: pip builds in it
-    # (build/, *.egg-info), so in a copy, never in this one
-    action = root / "action"
-    shutil.copytree(REPO, action, ignore=NOT_SOURCE)
-    venv = root / "python"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    site = subprocess.run(
-        [
-            str(venv / "bin" / "python"),
-            "-c",
-            "import sysconfig; print(sysconfig.get_path('purelib'))",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    (Path(site) / "outer.pth").write_text(sysconfig.get_path("purelib") + "\n", encoding="utf-8")
-    temp = root / "temp"  # the job's RUNNER_TEMP: the module's runs are one job's steps
-    temp.mkdir()
-    yield {"action": action, "temp": temp, "env": runner_environment(venv / "bin")}
+    yield make_runner(root)
     shutil.rmtree(root, ignore_errors=True)
-
-
-def act(runner: dict[str, Any], tmp_path: Path, **inputs: str) -> ActionRun:
-    workspace = tmp_path / "workspace"
-    workspace.mkdir(parents=True, exist_ok=True)
-    return run_action(runner["action"], inputs, workspace, runner["env"], runner["temp"])
-
-
-def shortest_inputs(endpoint: str) -> dict[str, str]:
-    """The README's shortest workflow's inputs, its repository variable set to ``endpoint``."""
-    workflow = yaml.safe_load(SHORTEST.read_text(encoding="utf-8"))
-    (step,) = [s for job in workflow["jobs"].values() for s in job["steps"] if "uses" in s]
-    assert step["uses"] == PUBLISHED
-    return {
-        k: str(v).replace("${{ vars.EMBEDDINGS_ENDPOINT }}", endpoint)
-        for k, v in step["with"].items()
-    }
 
 
 def free_port() -> int:
@@ -157,13 +119,39 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+@pytest.mark.slow
+def test_the_readme_workflow_certifies_the_correct_server(
+    tmp_path_factory: pytest.TempPathFactory, auth_server: str
+) -> None:
+    """The README's workflow as written, its job's environment giving the API key and making
+    it a signed certification run (tests/support/certified_run.py; the session's one full run
+    of the correct server): every requirement PASS, through the action."""
+    certified = certified_run(tmp_path_factory, auth_server, API_KEY)
+    run = certified.action
+    assert not run.failed, run.log
+    assert run.ran == ["Install embedding-conformance", "Run the suite"], run.log
+    assert run.skipped == ["Start the server", "Compare with the baseline", "Stop the server"]
+    assert run.uses == ["actions/setup-python@v6", "actions/cache@v5", "actions/upload-artifact@v6"]
+    results = certified.suite().results
+    assert results is not None
+    passed = {r["id"] for r in results["requirements"] if r["status"] == "PASS"}
+    assert passed == IN_PLAY, run.log
+    musts = [r for r in results["requirements"] if r["level"] == "MUST"]
+    assert run.outputs["verdict"] == "PASS" == results["verdict"]
+    assert run.outputs["must-passed"] == str(len(musts)) and run.outputs["must-failed"] == "0"
+    assert run.outputs["results"] == f"{REPORT_DIR}/results.json"
+    assert run.outputs["certified"] == "true" and run.outputs["regressed"] == ""
+    assert "reference: bundled golden all-MiniLM-L6-v2/sentence-transformers" in run.log
+    summary = (certified.reports / "summary.md").read_text(encoding="utf-8")
+    assert run.summary == summary and "PASS" in summary
+
+
 # One test, one runner: the action installs itself once (as in one job) and its runs follow one
 # another, as a job's steps do.
 @pytest.mark.slow
 def test_the_actions_steps_judge_the_bundled_server(
-    runner: dict[str, Any], tmp_path: Path, fault_route: FaultRoute
+    runner: Runner, tmp_path: Path, fault_route: FaultRoute
 ) -> None:
-    shortest_workflow_passes_the_correct_server(runner, tmp_path / "shortest")
     baseline = started_server_is_judged_saved_as_a_baseline_and_stopped(runner, tmp_path / "saved")
     fault_fails_and_its_regression_is_diffed_first(
         runner, tmp_path / "fault", fault_route, baseline
@@ -171,33 +159,8 @@ def test_the_actions_steps_judge_the_bundled_server(
     unreachable_endpoint_is_reported_as_such(runner, tmp_path / "unreachable", baseline)
 
 
-def shortest_workflow_passes_the_correct_server(runner: dict[str, Any], tmp_path: Path) -> None:
-    """The README's workflow as written, on the base64 transport (shm's full run is
-    tests/run/test_reports.py's certification run): every requirement PASS, through the action."""
-    with reference_server("--transport", "base64") as base_url:
-        run = act(runner, tmp_path, **shortest_inputs(base_url))
-        no_routes = requests.get(f"{base_url}/faults/noise/v1/models", timeout=10)
-    assert no_routes.status_code == 404  # fault routes are served only when asked for
-    assert not run.failed, run.log
-    assert run.ran == ["Install embedding-conformance", "Run the suite"], run.log
-    assert run.skipped == ["Start the server", "Compare with the baseline", "Stop the server"]
-    assert run.uses == ["actions/setup-python@v6", "actions/cache@v5", "actions/upload-artifact@v6"]
-    results_path = tmp_path / "workspace" / "embedding-conformance-report" / "results.json"
-    results = json.loads(results_path.read_text(encoding="utf-8"))
-    passed = {r["id"] for r in results["requirements"] if r["status"] == "PASS"}
-    assert passed == IN_PLAY, run.log
-    musts = [r for r in results["requirements"] if r["level"] == "MUST"]
-    assert run.outputs["verdict"] == "PASS" == results["verdict"]
-    assert run.outputs["must-passed"] == str(len(musts)) and run.outputs["must-failed"] == "0"
-    assert run.outputs["results"] == "embedding-conformance-report/results.json"
-    assert run.outputs["certified"] == "" and run.outputs["regressed"] == ""
-    assert "reference: bundled golden all-MiniLM-L6-v2/sentence-transformers" in run.log
-    summary = (results_path.parent / "summary.md").read_text(encoding="utf-8")
-    assert run.summary == summary and "PASS" in summary
-
-
 def started_server_is_judged_saved_as_a_baseline_and_stopped(
-    runner: dict[str, Any], tmp_path: Path
+    runner: Runner, tmp_path: Path
 ) -> Path:
     """serve-command: the bundled server started by the action, judged (in a workspace whose
     own pytest.ini and conftest.py would break a plain pytest run there), its vectors and
@@ -208,9 +171,8 @@ def started_server_is_judged_saved_as_a_baseline_and_stopped(
     (workspace / "conftest.py").write_text("raise SystemExit('the workspace conftest ran')\n")
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    run = act(
-        runner,
-        tmp_path,
+    run = runner.act(
+        tmp_path / "workspace",
         endpoint=base,
         **{
             "serve-command": f"{sys.executable} -m conformance.server --port {port}",
@@ -227,20 +189,20 @@ def started_server_is_judged_saved_as_a_baseline_and_stopped(
     assert {"manifest.json", "vectors.npy", "results.json"} <= {p.name for p in saved.iterdir()}
     with socket.socket() as probe:  # nothing left listening
         assert probe.connect_ex(("127.0.0.1", port)) != 0
-    assert not (runner["temp"] / "embedding-conformance-server.pid").exists()
+    assert not (runner.temp / "embedding-conformance-server.pid").exists()
     assert (workspace / "embedding-conformance-report" / "server.log").exists()
     return saved
 
 
 def fault_fails_and_its_regression_is_diffed_first(
-    runner: dict[str, Any], tmp_path: Path, fault_route: FaultRoute, baseline: Path
+    runner: Runner, tmp_path: Path, fault_route: FaultRoute, baseline: Path
 ) -> None:
     """A fault fails the step, the suite's summary naming the failing MUST; the same run
     against the saved baseline (the old server's vectors and verdicts) is a regression, and
     the diff, regressions first, goes to the summary and to a file."""
     endpoint = fault_route("cls-pooling")
-    run = act(
-        runner, tmp_path, endpoint=endpoint, baseline=str(baseline), **{"pytest-args": NARROW}
+    run = runner.act(
+        tmp_path / "workspace", endpoint=endpoint, baseline=str(baseline), **{"pytest-args": NARROW}
     )
     assert run.failed
     assert run.outputs["verdict"] == "FAIL" and run.outputs["must-failed"] == "1"
@@ -254,10 +216,11 @@ def fault_fails_and_its_regression_is_diffed_first(
 
 
 def unreachable_endpoint_is_reported_as_such(
-    runner: dict[str, Any], tmp_path: Path, baseline: Path
+    runner: Runner, tmp_path: Path, baseline: Path
 ) -> None:
     """A drift watch's endpoint that does not answer: UNREACHABLE, not drift; no diff."""
-    run = act(runner, tmp_path, endpoint=f"http://127.0.0.1:{free_port()}", baseline=str(baseline))
+    unreachable = f"http://127.0.0.1:{free_port()}"
+    run = runner.act(tmp_path / "workspace", endpoint=unreachable, baseline=str(baseline))
     assert run.failed
     assert run.outputs["verdict"] == "UNREACHABLE" and run.outputs["results"] == ""
     assert "Compare with the baseline" in run.skipped

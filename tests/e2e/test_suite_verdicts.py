@@ -125,9 +125,10 @@ def test_every_fault_is_in_the_mutation_table() -> None:
     assert set(MUTATIONS) | set(INVISIBLE) == set(FAULTS)
 
 
-# The correct server's full runs: on shm (the transport 'auto' picks here) the certification
-# run of tests/run/test_reports.py, serially, with an API key and every report written; on base64
-# the README's shortest workflow, through the GitHub Action (tests/ci/test_action.py).
+# The correct server's full run: the README's shortest workflow through the GitHub Action, a
+# signed certification run with an API key, every report written, on the transport 'auto' picks
+# (tests/support/certified_run.py); base64 answers every request alike, byte for byte
+# (tests/server/test_machinery.py).
 
 
 def test_matryoshka_variant_truncated_without_renormalizing_fails(

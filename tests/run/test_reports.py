@@ -1,6 +1,7 @@
 """The reports of a run, end to end against the bundled reference server: every file written and
 valid, a certificate that holds, signatures that catch edits and wrong keys, no secret in any
-output; known failures, declared capabilities and compare as a user drives them."""
+output (read from the session's one certification run: tests/support/certified_run.py); known
+failures, declared capabilities and compare as a user drives them."""
 
 from __future__ import annotations
 
@@ -14,8 +15,6 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from conformance import __version__
 from conformance.cli import main
@@ -24,60 +23,32 @@ from conformance.suite.reference_corpus import within_context
 from tests.conftest import API_KEY, FaultRoute
 from tests.e2e.test_suite_verdicts import IN_PLAY
 from tests.reporting.test_report_browser import PNG_SIGNATURE, run_chromium
-from tests.support.once import once
+from tests.support.certified_run import REPORT_DIR, CertifiedRun, certified_run, write_keys
 from tests.support.suite_runner import SuiteRun, run_suite
 
 FILES = ("results.json", "junit.xml", "report.html", "summary.md", "badge.svg")
 FAST = ("--fuzz-examples", "30")
 
 
-def write_keys(folder: Path) -> tuple[Path, Path]:
-    """A fresh Ed25519 key pair as PEM files (what ``openssl genpkey`` would give)."""
-    key = Ed25519PrivateKey.generate()
-    private, public = folder / "signing.pem", folder / "signing.pub.pem"
-    private.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    public.write_bytes(
-        key.public_key().public_bytes(
-            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-        )
-    )
-    return private, public
-
-
 @pytest.fixture(scope="module")
 def certified(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> tuple[SuiteRun, Path]:
-    """One full certification run with a real API key, signed: (the run, its report dir).
-    Made once for the whole test run: the tests that read it may run on either xdist worker."""
-
-    def certify(workdir: Path) -> None:
-        private, _ = write_keys(workdir)
-        run = run_suite(
-            workdir,
-            *("--endpoint", request.getfixturevalue("auth_server"), "--certify"),
-            *("--report-dir", "reports", "--sign-key", str(private)),
-            env={"EMBEDDINGS_API_KEY": API_KEY},
-        )
-        run.save(workdir / "run.json")
-
-    workdir = once(tmp_path_factory, "certify", certify)
-    return SuiteRun.load(workdir / "run.json"), workdir
+    tmp_path_factory: pytest.TempPathFactory, auth_server: str
+) -> tuple[SuiteRun, CertifiedRun]:
+    """The session's one full certification run with a real API key, signed (through the
+    action: tests/support/certified_run.py): (the run as the suite printed it, its files)."""
+    run = certified_run(tmp_path_factory, auth_server, API_KEY)
+    return run.suite(), run
 
 
 @pytest.mark.slow
-def test_a_certification_run_writes_every_report(certified: tuple[SuiteRun, Path]) -> None:
-    run, workdir = certified
+def test_a_certification_run_writes_every_report(
+    certified: tuple[SuiteRun, CertifiedRun],
+) -> None:
+    run, files = certified
     assert run.returncode == 0, run.output
     for name in FILES:
-        assert (workdir / "reports" / name).stat().st_size > 200, name
-    document = json.loads((workdir / "reports" / "results.json").read_text())
+        assert (files.reports / name).stat().st_size > 200, name
+    document = json.loads((files.reports / "results.json").read_text())
     jsonschema.Draft202012Validator(schema()).validate(document)
     assert document["certification"] == {"certified": True, "reasons": []}
     assert document["verdict"] == "PASS" and document["counts"]["failed"] == 0
@@ -91,16 +62,18 @@ def test_a_certification_run_writes_every_report(certified: tuple[SuiteRun, Path
         and document["series"]["latency"]
     )
     assert "CERTIFIED: every MUST passed" in run.output
-    assert "reports: reports/ (results.json, junit.xml" in run.output  # the header says where
+    assert f"reports: {REPORT_DIR}/ (results.json, junit.xml" in run.output  # the header says where
 
 
 @pytest.mark.slow
-def test_the_real_report_renders_in_chromium(certified: tuple[SuiteRun, Path]) -> None:
+def test_the_real_report_renders_in_chromium(
+    certified: tuple[SuiteRun, CertifiedRun], tmp_path: Path
+) -> None:
     """The certified run's own report.html, screenshotted (kept in
     $EMBEDDING_CONFORMANCE_SCREENSHOT_DIR when set, for a human look)."""
-    _, workdir = certified
-    png = workdir / "real-report.png"
-    done = run_chromium(workdir, workdir / "reports" / "report.html", f"--screenshot={png}")
+    _, files = certified
+    png = tmp_path / "real-report.png"
+    done = run_chromium(tmp_path, files.reports / "report.html", f"--screenshot={png}")
     assert png.exists(), done.stderr[-2000:]
     assert png.read_bytes().startswith(PNG_SIGNATURE) and png.stat().st_size > 100_000
     keep = os.environ.get("EMBEDDING_CONFORMANCE_SCREENSHOT_DIR")
@@ -110,22 +83,22 @@ def test_the_real_report_renders_in_chromium(certified: tuple[SuiteRun, Path]) -
 
 
 @pytest.mark.slow
-def test_no_api_key_in_any_output(certified: tuple[SuiteRun, Path]) -> None:
-    run, workdir = certified
-    assert API_KEY not in run.output
+def test_no_api_key_in_any_output(certified: tuple[SuiteRun, CertifiedRun]) -> None:
+    run, files = certified
+    assert API_KEY not in run.output  # the action's whole log
     for name in FILES:
-        assert API_KEY not in (workdir / "reports" / name).read_text(), name
-    options = json.loads((workdir / "reports" / "results.json").read_text())["endpoint"]["options"]
+        assert API_KEY not in (files.reports / name).read_text(), name
+    options = json.loads((files.reports / "results.json").read_text())["endpoint"]["options"]
     assert options["api_key"] == "<redacted>"
 
 
 @pytest.mark.slow
 def test_verify_catches_an_edited_byte_and_a_wrong_key(
-    certified: tuple[SuiteRun, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    certified: tuple[SuiteRun, CertifiedRun], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _, workdir = certified
-    results = workdir / "reports" / "results.json"
-    public = workdir / "signing.pub.pem"
+    _, files = certified
+    results = files.reports / "results.json"
+    public = files.public_key
     assert main(["verify", str(results), "--public-key", str(public)]) == 0
     assert "signature ok: Ed25519, by the given public key" in capsys.readouterr().out
 

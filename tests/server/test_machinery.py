@@ -69,17 +69,36 @@ def wait_for(condition: Any, timeout: float = 120.0) -> None:
         time.sleep(0.2)
 
 
+# What the transport carries, in every form a request can give it: one row and many (up to
+# OpenAI's 2,048 inputs), a row cut at the context, token ids, 'dimensions', base64 output, and
+# answers that are errors. The suite's full run is made on one transport ('auto': shared memory
+# here; tests/support/certified_run.py): that the other answers byte for byte alike is this test.
+TRANSPORTED = [
+    {"input": ["hello", "a longer sentence here"]},
+    {"input": "hello", "encoding_format": "base64"},
+    {"input": ["x", "y z"], "encoding_format": "base64", "dimensions": 32},
+    {"input": [f"word{i}" for i in range(2048)]},
+    {"input": [f"word{i}" for i in range(300)], "encoding_format": "base64", "dimensions": 100},
+    {"input": ["short", " ".join(["long"] * 400)]},  # the second cut at 256 tokens
+    {"input": [[101, 7592, 102], [101, 102]], "dimensions": 8},
+    {"input": [101, 7592, 2088, 102], "encoding_format": "base64"},
+    {"input": []},  # refused: 400
+    {"input": [[101, 10**9]]},  # a token id past the vocabulary: refused
+    {"input": ["fine"], "dimensions": 0},  # refused
+]
+
+
 def test_identical_bytes_from_both_transports() -> None:
-    requests_to_send = [
-        ({"input": ["hello", "a longer sentence here"]}),
-        ({"input": "hello", "encoding_format": "base64"}),
-        ({"input": ["x", "y z"], "encoding_format": "base64", "dimensions": 32}),
-    ]
-    bodies: dict[str, list[bytes]] = {}
+    bodies: dict[str, list[tuple[int, bytes]]] = {}
     for transport in ("base64", "shm"):
         with reference_server("--transport", transport) as url:
             assert {w["transport"] for w in health(url)["workers"]} == {transport}
-            bodies[transport] = [embed(url, **r).content for r in requests_to_send]
+            answers = [embed(url, **request) for request in TRANSPORTED]
+            bodies[transport] = [(answer.status_code, answer.content) for answer in answers]
+            # fault routes are served only when asked for (--fault-routes)
+            assert requests.get(f"{url}/faults/noise/v1/models", timeout=10).status_code == 404
+    statuses = [status for status, _ in bodies["shm"]]
+    assert statuses == [200] * 8 + [400] * 3, statuses
     assert bodies["base64"] == bodies["shm"]
 
 
