@@ -48,6 +48,10 @@ class OptionSpec:
     choices: tuple[str, ...] | None = None
     metavar: str | None = None
     switch: bool = False  # a flag without a value (ini and environment: yes or no)
+    # docs/options.md's row (scripts/options_table.py): what it does in a few words, and the
+    # default in words where the value alone does not say it (None: the value)
+    summary: str = ""
+    shown_default: str | None = None
 
     @property
     def ini(self) -> str:
@@ -108,6 +112,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         help="Endpoint to test: a base URL with or without /v1 (http://host:8000), the full "
         "embeddings URL for servers that mount it elsewhere, or builtin[:base64|:shm] to run "
         "the bundled reference server. Giving it activates the suite.",
+        summary="the endpoint; setting it activates the suite",
     ),
     OptionSpec(
         "model",
@@ -115,6 +120,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         ("EMBEDDINGS_MODEL",),
         metavar="NAME",
         help="Model name sent with every request (default: the first id from GET /v1/models).",
+        shown_default="first of `/v1/models`",
+        summary="model sent with every request",
     ),
     OptionSpec(
         "api_key",
@@ -123,6 +130,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         metavar="KEY",
         help="Sent as 'Authorization: Bearer KEY'; never printed. Prefer the environment "
         "variable EMBEDDINGS_API_KEY (then OPENAI_API_KEY) over the flag.",
+        summary="Bearer token; prefer the env var",
     ),
     OptionSpec(
         "request_timeout",
@@ -132,6 +140,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         default=30.0,
         metavar="SECONDS",
         help="Timeout of each HTTP request in seconds (default 30).",
+        summary="per-request timeout, seconds",
     ),
     OptionSpec(
         "profile",
@@ -141,6 +150,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         choices=PROFILES,
         help="'core': the quick essentials (envelope, dimension, finiteness, normalization, "
         "base64); 'full' (default): everything.",
+        summary="`core` = envelope, input strings, dimension, values, norm, base64, meaning, "
+        "reference agreement",
     ),
     OptionSpec(
         "requirements",
@@ -150,6 +161,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
         metavar="IDS",
         help="Run only these requirements: comma-separated ids or prefixes ending in '.' "
         "(e.g. 'reference.,usage.counts-tokens'); the others are reported as not run.",
+        shown_default="all",
+        summary="only these: comma-separated ids or prefixes ending in `.` "
+        "(`reference.,usage.counts-tokens`); the rest NOT RUN",
     ),
     OptionSpec(
         "precision",
@@ -158,6 +172,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         default="fp32",
         choices=PRECISIONS,
         help="Numeric precision of the served model; picks the default limits (fp32).",
+        summary="`fp32`, `fp16`, `bf16`, `q8_0`, `q4_k_m`: picks the default limits "
+        "([tiers](precision.md))",
     ),
     OptionSpec(
         "expect_dim",
@@ -166,6 +182,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         parse=_positive_int,
         metavar="D",
         help="Required embedding dimension (default: not checked).",
+        shown_default="not checked",
+        summary="required dimension",
     ),
     OptionSpec(
         "expect_normalized",
@@ -176,6 +194,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         metavar="yes|no",
         help="Whether vectors must have L2 norm 1 (default yes; 'no' for models that are not "
         "normalized).",
+        summary="`no` for models without normalized output",
     ),
     OptionSpec(
         "vector_atol",
@@ -185,6 +204,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         metavar="X",
         help="Override the tier's max |Δ| for answers that must be the same vector "
         "(batch, order, determinism, concurrency).",
+        shown_default="tier",
+        summary="max |Δ| for answers that must be equal",
     ),
     OptionSpec(
         "norm_atol",
@@ -193,6 +214,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         parse=_non_negative_float,
         metavar="X",
         help="Override the tier's max |‖v‖₂ - 1|.",
+        shown_default="tier",
+        summary="max |‖v‖₂ - 1|",
     ),
     OptionSpec(
         "base64_atol",
@@ -201,6 +224,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         parse=_non_negative_float,
         metavar="X",
         help="Override the tier's max |Δ| between base64 and float output.",
+        shown_default="tier",
+        summary="max |Δ| base64 vs float",
     ),
     OptionSpec(
         "reference_atol",
@@ -209,6 +234,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         parse=_non_negative_float,
         metavar="X",
         help="Override the tier's max |Δ| from the reference model's vector.",
+        shown_default="tier",
+        summary="max |Δ| from the reference vector",
     ),
     OptionSpec(
         "cosine_atol",
@@ -217,6 +244,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         parse=_non_negative_float,
         metavar="X",
         help="Override the tier's max 1 - cosine similarity to the reference model's vector.",
+        shown_default="tier",
+        summary="max 1 - cosine to the reference vector",
     ),
     OptionSpec(
         "retrieval_tie",
@@ -226,6 +255,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         metavar="X",
         help="Override the tier's score gap within which two documents may swap places in a "
         "query's top 3 (reference.retrieval).",
+        shown_default="tier",
+        summary="two documents the reference scores within X may swap in a query's top 3",
     ),
     OptionSpec(
         "reference",
@@ -235,6 +266,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         help="What vectors are compared with: golden:NAME (bundled), golden:DIR, "
         "sentence-transformers:PATH (run here), a URL (a live reference endpoint such as bare "
         "vLLM), or none. Default: the bundled golden of the served model, if there is one.",
+        shown_default="bundled golden of the model",
+        summary="what vectors are compared with ([references](references.md))",
     ),
     OptionSpec(
         "baseline",
@@ -244,6 +277,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         help="Upgrade gate: a golden directory recorded from the server before the change "
         "(golden record --from-endpoint), holding results.json of its run, or that "
         "results.json alone. Vector drift, changed answers and new failures are regressions.",
+        summary="upgrade gate: a golden recorded from the old server (with its `results.json`), "
+        "or a `results.json`",
     ),
     OptionSpec(
         "max_response_mb",
@@ -253,6 +288,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         default=float(MAX_RESPONSE_MB),
         metavar="MB",
         help=f"Stop reading an answer larger than this and fail it (default {MAX_RESPONSE_MB}).",
+        summary="stop reading (and fail) larger answers",
     ),
     OptionSpec(
         "fuzz_examples",
@@ -263,6 +299,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         metavar="N",
         help="Request bodies the property-based fuzzer generates (default "
         f"{FUZZ_EXAMPLES}; fixed seed).",
+        summary="request bodies the fuzzer generates",
     ),
     OptionSpec(
         "shape_examples",
@@ -275,6 +312,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
         f"each judged row by row against its inputs sent alone (default {SHAPE_EXAMPLES}; 0: "
         "the fixed shapes only). Size a run against a paid or rate-limited endpoint with it: "
         "the run's requests and tokens are printed at its end.",
+        summary="request shapes and bursts generated beyond the fixed ones (0: the fixed ones "
+        "only); the run's requests and tokens are printed at its end, to size a run against a "
+        "paid or rate-limited endpoint",
     ),
     OptionSpec(
         "shape_seed",
@@ -285,6 +325,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         metavar="N",
         help=f"Seed of the generated request shapes (default {SHAPE_SEED}): a failing shape is "
         "reported with the seed that drew it, and the same seed draws it again.",
+        summary="the seed that draws them: the same seed draws the same requests",
     ),
     OptionSpec(
         "results_json",
@@ -292,6 +333,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         ("EMBEDDINGS_RESULTS_JSON",),
         metavar="PATH",
         help="Write the results document (the results.json of --report-dir) to this file.",
+        summary="write the results document (`results.json`) here",
     ),
     OptionSpec(
         "report_dir",
@@ -299,6 +341,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         ("EMBEDDINGS_REPORT_DIR",),
         metavar="DIR",
         help="Write results.json, junit.xml, report.html, summary.md and badge.svg here.",
+        summary="write results.json, junit.xml, report.html, summary.md, badge.svg",
     ),
     OptionSpec(
         "certify",
@@ -310,6 +353,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         help="Certification run: every requirement, the full profile, a reference; refuses "
         "-k, -m, --requirements, --known-failures and --reference none. The reports say "
         "CERTIFIED or NOT CERTIFIED, and why.",
+        summary="certification run (refuses narrowing; CERTIFIED or NOT CERTIFIED)",
     ),
     OptionSpec(
         "sign_key",
@@ -318,6 +362,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         metavar="FILE",
         help="Ed25519 private key (PEM) to sign results.json with (openssl genpkey "
         "-algorithm ed25519); check with: embedding-conformance verify results.json.",
+        summary="Ed25519 private key (PEM) to sign results.json",
     ),
     OptionSpec(
         "known_failures",
@@ -326,6 +371,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         metavar="FILE",
         help="TOML list of known failures ([[known-failure]] requirement, reason, link, "
         "case): reported XFAIL, not failing the run; one that now passes is STALE and fails it.",
+        summary="TOML of known failures: XFAIL; a fixed one is STALE",
     ),
     OptionSpec(
         "capabilities",
@@ -335,6 +381,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         help="TOML [capabilities] the server declares (token_ids, dimensions, base64, "
         "normalized, max_batch, max_tokens): a declared feature refused or wrong FAILS; an "
         "undeclared one cleanly refused is UNSUPPORTED.",
+        summary="TOML of declared optional features",
     ),
 )
 

@@ -3,9 +3,12 @@ every guide; guides whose links lead somewhere; the options guide's table is the
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import shlex
+from dataclasses import replace
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -14,6 +17,7 @@ from conformance.options import OPTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
+SCRIPTS = ROOT / "scripts"
 GUIDES = sorted((ROOT / "docs").glob("*.md"))
 PAGES = [README, ROOT / "CONTRIBUTING.md", *GUIDES]
 README_LINES = 300
@@ -35,19 +39,30 @@ def test_every_relative_link_leads_to_a_file(page: Path) -> None:
     assert missing == []
 
 
-def test_the_options_guide_lists_every_option_as_the_table_holds_it() -> None:
-    """Each row's flag, environment variables and ini key are the option's own."""
-    text = (ROOT / "docs" / "options.md").read_text(encoding="utf-8")
-    rows = {}
-    for line in text.splitlines():
-        cells = [cell.strip() for cell in re.split(r"(?<!\\)\|", line.strip("|"))]
-        if line.startswith("| `--") and len(cells) == 5:
-            rows[cells[0].strip("`").split()[0]] = cells
-    assert set(rows) == {spec.flag for spec in OPTIONS}
-    for spec in OPTIONS:
-        _, env, ini, _, _ = rows[spec.flag]
-        assert re.findall(r"`([A-Z0-9_]+)`", env) == list(spec.env), spec.flag
-        assert ini == f"`{spec.ini}`", spec.flag
+def options_table() -> ModuleType:
+    """scripts/options_table.py, which makes docs/options.md's table from the option table."""
+    spec = importlib.util.spec_from_file_location("options_table", SCRIPTS / "options_table.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_options_guide_shows_the_table_the_options_make() -> None:
+    """Every flag, variable, ini key and default as the suite reads it: the page's table is
+    what scripts/options_table.py makes of OPTIONS (run it after changing an option)."""
+    assert options_table().main(["--check"]) == 0
+
+
+def test_a_stale_options_table_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    table = options_table()
+    first = OPTIONS[0]
+    changed = replace(first, default="somewhere", shown_default=None)
+    monkeypatch.setattr(table, "OPTIONS", (changed, *OPTIONS[1:]))
+    page = (ROOT / "docs" / "options.md").read_text(encoding="utf-8")
+    assert f"| `{first.flag} URL` | `EMBEDDINGS_ENDPOINT` | `embeddings_endpoint` | — |" in page
+    assert "| `somewhere` |" in table.with_table(page)
+    assert table.main(["--check"]) == 1
 
 
 def shell_commands() -> list[tuple[str, list[str]]]:
