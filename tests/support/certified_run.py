@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -125,9 +126,12 @@ class CertifiedRun:
         return SuiteRun(int(self.action.failed), self.action.log, results)
 
 
-def certified_run(factory: pytest.TempPathFactory, endpoint: str, api_key: str) -> CertifiedRun:
-    """The run, made once for the whole test session whichever xdist worker asks first, of a
-    correct server at ``endpoint`` that requires ``api_key``."""
+def certified_run(
+    factory: pytest.TempPathFactory, endpoint: Callable[[], str], api_key: str
+) -> CertifiedRun:
+    """The run, made once for the whole test session whichever xdist worker asks first, of the
+    correct server ``endpoint()`` gives (asked only by the worker that makes the run), which
+    requires ``api_key``."""
 
     def certify(folder: Path) -> None:
         private, _ = write_keys(folder)
@@ -137,7 +141,7 @@ def certified_run(factory: pytest.TempPathFactory, endpoint: str, api_key: str) 
             "EMBEDDINGS_CERTIFY": "true",
             "EMBEDDINGS_SIGN_KEY": str(private),
         }
-        run = runner.act(folder / "workspace", job_env, **shortest_inputs(endpoint))
+        run = runner.act(folder / "workspace", job_env, **shortest_inputs(endpoint()))
         (folder / "action.json").write_text(json.dumps(asdict(run)), encoding="utf-8")
         shutil.rmtree(folder / "runner")  # its venv and copy of the repository: 100 MB
 
