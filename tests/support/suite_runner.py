@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,13 +25,6 @@ class SuiteRun:
     def with_status(self, status: str) -> set[str]:
         assert self.results is not None, self.output
         return {r["id"] for r in self.results["requirements"] if r["status"] == status}
-
-    def save(self, path: Path) -> None:
-        path.write_text(json.dumps(asdict(self)))
-
-    @classmethod
-    def load(cls, path: Path) -> SuiteRun:
-        return cls(**json.loads(path.read_text()))
 
 
 def run_suite(workdir: Path, *args: str, env: dict[str, str] | None = None) -> SuiteRun:
