@@ -32,8 +32,8 @@ PROJECT = "project"  # the environment that runs this package (the bundled refer
 PLACEHOLDERS = frozenset({"model", "work", "port", "port2", "port3"})  # anywhere in a peer
 # Scripts of this package that a peer's environment runs by path with its own Python (they
 # import nothing of the project): llama.cpp's quantizer, and its GGUF weights put back in a
-# model folder
-TOOLS = {"quantize": "quantize_gguf.py", "dequantize": "dequantize_gguf.py"}
+# model folder (also what `golden record --from gguf:FILE` records from); by package-relative path
+TOOLS = {"quantize": "matrix/quantize_gguf.py", "dequantize": "references/dequantize_gguf.py"}
 COMMAND_PLACEHOLDERS = PLACEHOLDERS | {"python", "bin", "envdir", *TOOLS}  # commands, their env
 INSTALL_PLACEHOLDERS = frozenset({"python", "bin", "envdir", "model", *TOOLS})  # install steps
 LOOPBACK = "http://127.0.0.1:"
@@ -218,4 +218,5 @@ def expand(text: str, values: Mapping[str, str]) -> str:
 
 def tool_paths() -> dict[str, str]:
     """What the ``TOOLS`` placeholders stand for: the scripts' paths."""
-    return {name: str(Path(__file__).with_name(script)) for name, script in TOOLS.items()}
+    package = Path(__file__).parents[1]
+    return {name: str(package / script) for name, script in TOOLS.items()}

@@ -10,6 +10,7 @@ from conformance.api_key import api_key_from_environment
 from conformance.client import EndpointError, parse_endpoint
 from conformance.client.preflight import PreflightError, open_client
 from conformance.references import reference_cases
+from conformance.references.gguf_golden import record_gguf
 from conformance.references.recording import (
     MANIFEST,
     GoldenError,
@@ -25,6 +26,7 @@ from conformance.references.sources import (
 )
 
 ST_PREFIX = "sentence-transformers:"
+GGUF_PREFIX = "gguf:"
 
 
 def add_golden_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,8 +41,9 @@ def add_golden_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument(
         "--from",
         dest="source",
-        metavar="sentence-transformers:PATH",
-        help="run a sentence-transformers model folder here",
+        metavar="sentence-transformers:PATH|gguf:FILE",
+        help="run a sentence-transformers model folder here; or a GGUF file's weights (as a "
+        "llama.cpp server computes with them) in the folder of --base-model",
     )
     source.add_argument(
         "--from-endpoint",
@@ -66,6 +69,12 @@ def add_golden_arguments(parser: argparse.ArgumentParser) -> None:
         "length go into the manifest",
     )
     record.add_argument(
+        "--base-model",
+        metavar="DIR",
+        help="with --from gguf:FILE: the sentence-transformers folder the GGUF was converted "
+        "from (its tokenizer, config and pooling; its weights replaced by the GGUF's)",
+    )
+    record.add_argument(
         "--request-timeout",
         type=float,
         default=60.0,
@@ -88,9 +97,22 @@ def add_golden_arguments(parser: argparse.ArgumentParser) -> None:
 def _record(args: argparse.Namespace) -> int:
     cases = reference_cases()
     check_writable(Path(args.out), overwrite=args.force)
-    if args.source is not None:
+    if (args.base_model is not None) != (args.source or "").startswith(GGUF_PREFIX):
+        raise RecordError("--base-model goes with --from gguf:FILE, and --from gguf:FILE with it")
+    if args.source is not None and args.source.startswith(GGUF_PREFIX):
+        recording = record_gguf(
+            args.source.removeprefix(GGUF_PREFIX),
+            args.base_model,
+            cases,
+            scratch_beside=Path(args.out),
+            name=args.model,
+            progress=not args.quiet,
+        )
+    elif args.source is not None:
         if not args.source.startswith(ST_PREFIX):
-            raise RecordError(f"--from {args.source!r}: expected sentence-transformers:PATH")
+            raise RecordError(
+                f"--from {args.source!r}: expected sentence-transformers:PATH or gguf:FILE"
+            )
         folder = args.source.removeprefix(ST_PREFIX)
         recording = record_sentence_transformers(
             folder, cases, name=args.model, progress=not args.quiet
@@ -115,6 +137,10 @@ def _print_summary(recording: Recording, out: str) -> None:
         f"({len(m['rejected'])} rejected by the source), dimension {recording.dimension}, "
         f"normalized {m['normalized']}, from {recording.source} -> {out}"
     )
+    if "gguf" in m:
+        types = ", ".join(f"{n} {kind}" for kind, n in m["gguf"]["tensor_types"].items())
+        derived = m["derived_from"]["golden"] or "no bundled golden (another model)"
+        print(f"weights: {m['gguf']['file']} ({types}); the fp32 golden of its model: {derived}")
 
 
 def _verify(args: argparse.Namespace) -> int:

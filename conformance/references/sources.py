@@ -137,7 +137,7 @@ def record_sentence_transformers(
     tokens = {c.id: [int(t) for t in tokenizer.encode(c.text)] for c in cases}  # no truncation
     manifest = _manifest(
         cases,
-        model=name or _model_name(model_dir),
+        model=name or model_name(model_dir),
         source="sentence-transformers",
         origin=str(model_dir),
         weights_sha256=weights_sha256(model_dir),
@@ -154,7 +154,7 @@ def record_sentence_transformers(
     return Recording(manifest, np.concatenate(rows), tokens)
 
 
-def _model_name(model_dir: str) -> str:
+def model_name(model_dir: str | Path) -> str:
     """The model's own name from its README title, else the folder's name."""
     readme = Path(model_dir) / "README.md"
     if readme.is_file():

@@ -6,7 +6,8 @@ very weights a llama.cpp server would: a correct server at that precision, whose
 difference from the original model is the rounding of its weights. BERT-family models only.
 
 Run by path with the Python of an environment that has gguf-py and safetensors (the matrix's
-llama-cpp-python environment): it imports nothing of this project.
+llama-cpp-python environment): it imports nothing of this project. `golden record --from
+gguf:FILE` imports it (gguf_golden.py) to record the golden of those weights.
 
     python dequantize_gguf.py MODEL.gguf MODEL_FOLDER OUT_FOLDER
 """
@@ -27,7 +28,7 @@ NOT_IN_GGUF = ("embeddings.position_ids", "pooler.dense.weight", "pooler.dense.b
 def dequantized_weights(gguf_file: Path, original: dict) -> tuple[dict, dict[str, str]]:  # type: ignore[type-arg]
     """The original tensors with every one the GGUF holds replaced by its dequantized values,
     and the GGUF type each came from. ValueError when the two do not match tensor for tensor."""
-    import gguf  # type: ignore[import-not-found]  # the peer's environment, not ours
+    import gguf  # type: ignore[import-not-found,unused-ignore]  # ours (the gguf extra) or a peer's
     import numpy as np
 
     reader = gguf.GGUFReader(str(gguf_file))
