@@ -22,6 +22,13 @@ kept unless the measurement says they are too tight.
 
     python scripts/measure_tiers.py              # measure, write docs/tiers/
     python scripts/measure_tiers.py --check      # measure, exit 1 unless it reproduces TIERS
+    python scripts/measure_tiers.py --kernel     # the quantized servers against their own
+                                                 # weights (issue 57): docs/tiers/kernel.*
+
+--kernel judges each quantized MiniLM server against the golden of the very weights it serves
+(`golden record --from gguf:FILE`: its GGUF dequantized, recorded in fp32): what is left is its
+kernels' arithmetic, the limit a kernel tier needs. The same for nomic-embed-text-v1.5's q8_0
+and q4_K_M files (made from its authors' f16 GGUF by llama.cpp's quantizer).
 
 Needs the matrix's llama-cpp-python environment (installed when missing: a source build of
 minutes) and nomic-embed-text-v1.5's GGUF (`embedding-conformance models fetch
@@ -52,7 +59,10 @@ from conformance.client import parse_endpoint
 from conformance.client.preflight import open_client
 from conformance.corpus import Case
 from conformance.matrix import build, environments, peers
+from conformance.models.fetch import fetched
+from conformance.models.pinned import NOMIC as NOMIC_FOLDER
 from conformance.references import bundled_golden, load_golden, reference_cases
+from conformance.references.gguf_golden import record_gguf
 from conformance.references.recording import Recording
 from conformance.references.sources import record_endpoint
 from conformance.suite.reference_corpus import compared_cases
@@ -231,14 +241,15 @@ def measure_one(served: Served, url: str, golden: Recording) -> dict[str, Any]:
 
 
 @contextmanager
-def serving(served: Served, scratch: Path) -> Iterator[str]:
-    """The peer serving ``served``, its GGUF made first when this measurement makes it."""
+def serving(served: Served, scratch: Path, gguf: Path | None = None) -> Iterator[str]:
+    """The peer serving ``served``, its GGUF made first when this measurement makes it (or
+    ``gguf``, made already)."""
     catalogue = peers.load()
     peer = catalogue.peer(served.peer)
     root = environments.cache_root()
     model = build.model_folder(root)
     if served.kind:
-        peer = with_model_file(peer, made(served, peer, catalogue, root, model, scratch))
+        peer = with_model_file(peer, gguf or made(served, peer, catalogue, root, model, scratch))
     outcome = build.Outcome(peer.name, peer.title, peer.homepage, peer.about, peer.package)
     with build.serving_peer(catalogue, peer, root, model, lambda _: None, outcome) as (values, _):
         yield peers.expand(peer.endpoint, values)
@@ -439,6 +450,64 @@ def _spread(values: dict[str, Any]) -> str:
     return f"{_g(values['p50'])} / {_g(values['p99'])} / {_g(values['max'])} ({values['worst']})"
 
 
+def measure_kernel() -> int:
+    """The quantized servers against their own weights' golden and against the fp32
+    golden, side by side; the kernel tier's limits derived from the first as a tier's are."""
+    measured, limits = [], {}
+    with tempfile.TemporaryDirectory(prefix="ec-kernel-") as scratch:
+        for served in SERVED:
+            if served.tier not in DERIVED:
+                continue
+            fp32 = load_golden(bundled_golden(served.model) or "")
+            gguf, base = served_gguf(served, Path(scratch))
+            print(f"{served.model} at {served.tier}: {served.peer}, own weights {gguf.name}")
+            own = record_gguf(
+                gguf, base, reference_cases(), scratch_beside=Path(scratch) / "golden",
+                progress=False,
+            )  # fmt: skip
+            with serving(served, Path(scratch), gguf) as url:
+                kernel = measure_one(served, url, own)
+                tier = measure_one(served, url, fp32)
+            kernel["against"], tier["against"] = f"own weights ({gguf.name})", "fp32 golden"
+            # the weights' own rounding, every compared input (both tokenize as the model does)
+            weights_only = agreement(own, fp32, [c.id for c in compared_cases(fp32)])
+            measured.append({"kernel": kernel, "tier": tier, "weights_only": weights_only})
+            for name, m in (("own weights", kernel), ("fp32", tier)):
+                a = m["agreement"]
+                print(
+                    f"  vs {name}: 1 - cos p50 {a['one_minus_cosine']['p50']:.3g} "
+                    f"max {a['one_minus_cosine']['max']:.3g}, "
+                    f"max |Δ| {a['max_abs_diff']['max']:.3g}",
+                    flush=True,
+                )
+        limits = derive([{**m["kernel"], "tier": "kernel"} for m in measured])
+    OUT.mkdir(parents=True, exist_ok=True)
+    document = {"margin": MARGIN, "measured": measured, "limits": limits}
+    (OUT / "kernel.json").write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+    print(f"kernel tier (worst x {MARGIN:g}, rounded up): {limits.get('kernel')}")
+    print(f"wrote {OUT / 'kernel.json'}")
+    return 0
+
+
+# The GGUFs the quantized MiniLM peers serve, made in their environment (peers.toml)
+GGUF = {"q8_0": f"{MINILM}-q8_0.gguf", "q4_k_m": f"{MINILM}-q4_k_m.gguf"}
+
+
+def served_gguf(served: Served, scratch: Path) -> tuple[Path, Path]:
+    """The GGUF ``served`` is served from (made here when the measurement makes it), and the
+    sentence-transformers folder it was converted from."""
+    catalogue = peers.load()
+    peer = catalogue.peer(served.peer)
+    root = environments.cache_root()
+    model = build.model_folder(root)
+    base = fetched(NOMIC_FOLDER) if served.model == NOMIC else model
+    if base is None:
+        raise SystemExit("first: embedding-conformance models fetch nomic-embed-text-v1.5")
+    if served.kind:
+        return made(served, peer, catalogue, root, model, scratch), base
+    return root / peer.environments[-1] / GGUF[served.tier], base
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -450,7 +519,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--only", default="", help="comma-separated MODEL:TIER pairs to measure (default: all)"
     )
+    parser.add_argument(
+        "--kernel",
+        action="store_true",
+        help="measure the quantized servers against their own weights' golden instead "
+        "(writes docs/tiers/kernel.json)",
+    )
     args = parser.parse_args(argv)
+    if args.kernel:
+        return measure_kernel()
     chosen = {s for s in args.only.split(",") if s}
     measured = [
         fp32_from_goldens(model)

@@ -3,7 +3,7 @@
 Each tensor llama.cpp's quantizer wrote (q8_0, q4_K, q5_0, ...) is dequantized by llama.cpp's
 own gguf-py and put back under its Hugging Face name, so a float32 runtime computes with the
 very weights a llama.cpp server would: a correct server at that precision, whose only
-difference from the original model is the rounding of its weights. BERT-family models only.
+difference from the original model is the rounding of its weights. BERT and nomic-bert models.
 
 Run by path with the Python of an environment that has gguf-py and safetensors (the matrix's
 llama-cpp-python environment): it imports nothing of this project. `golden record --from
@@ -18,6 +18,7 @@ import shutil
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 WEIGHTS = "model.safetensors"
 # Kept from the original: what llama.cpp's converter does not carry (an index buffer, and the
@@ -34,7 +35,7 @@ def dequantized_weights(gguf_file: Path, original: dict) -> tuple[dict, dict[str
     reader = gguf.GGUFReader(str(gguf_file))
     in_file = {tensor.name: tensor for tensor in reader.tensors}
     blocks = 1 + max(int(name.split(".")[1]) for name in in_file if name.startswith("blk."))
-    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.BERT, blocks)
+    names = gguf.get_tensor_name_map(architecture(reader, gguf), blocks)
     weights, types, used = dict(original), {}, set()
     for hf_name, values in original.items():
         if hf_name in NOT_IN_GGUF:
@@ -51,6 +52,17 @@ def dequantized_weights(gguf_file: Path, original: dict) -> tuple[dict, dict[str
     if set(in_file) - used:
         raise ValueError(f"{gguf_file}: tensors with no place in the model: {set(in_file) - used}")
     return weights, types
+
+
+def architecture(reader: Any, gguf: Any) -> Any:
+    """The GGUF's model architecture, among those whose tensors map one to one onto the
+    original checkpoint's (BERT's and nomic-bert's). ValueError for another."""
+    field = reader.get_field("general.architecture")
+    name = field.contents() if field is not None else None
+    known = {"bert": gguf.MODEL_ARCH.BERT, "nomic-bert": gguf.MODEL_ARCH.NOMIC_BERT}
+    if name not in known:
+        raise ValueError(f"architecture {name!r}: only {', '.join(known)} are dequantized")
+    return known[name]
 
 
 def write_folder(gguf_file: Path, model: Path, out: Path) -> dict[str, str]:

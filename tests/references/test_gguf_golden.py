@@ -93,6 +93,22 @@ def test_a_gguf_of_another_shape_writes_nothing_and_says_which_tensor(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["partial.gguf"]  # nothing else left
 
 
+def test_a_gguf_of_another_architecture_is_refused_by_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    decoder = tmp_path / "decoder.gguf"
+    writer = gguf.GGUFWriter(str(decoder), "llama")
+    writer.add_tensor("blk.0.attn_q.weight", np.zeros((32, 32), dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    out = tmp_path / "golden"
+    assert record("--from", f"gguf:{decoder}", "--base-model", model_dir(), "--out", str(out)) == 1
+    assert "architecture 'llama': only bert, nomic-bert are dequantized" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["decoder.gguf"]
+
+
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
