@@ -450,7 +450,7 @@ def _spread(values: dict[str, Any]) -> str:
     return f"{_g(values['p50'])} / {_g(values['p99'])} / {_g(values['max'])} ({values['worst']})"
 
 
-def measure_kernel() -> int:
+def measure_kernel(write: bool) -> int:
     """The quantized servers against their own weights' golden and against the fp32
     golden, side by side; the kernel tier's limits derived from the first as a tier's are."""
     measured, limits = [], {}
@@ -481,11 +481,12 @@ def measure_kernel() -> int:
                     flush=True,
                 )
         limits = derive([{**m["kernel"], "tier": "kernel"} for m in measured])
-    OUT.mkdir(parents=True, exist_ok=True)
-    document = {"margin": MARGIN, "measured": measured, "limits": limits}
-    (OUT / "kernel.json").write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
     print(f"kernel tier (worst x {MARGIN:g}, rounded up): {limits.get('kernel')}")
-    print(f"wrote {OUT / 'kernel.json'}")
+    if write:
+        OUT.mkdir(parents=True, exist_ok=True)
+        document = {"margin": MARGIN, "measured": measured, "limits": limits}
+        (OUT / "kernel.json").write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {OUT / 'kernel.json'}")
     return 0
 
 
@@ -527,7 +528,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.kernel:
-        return measure_kernel()
+        return measure_kernel(write=not args.check)
     chosen = {s for s in args.only.split(",") if s}
     measured = [
         fp32_from_goldens(model)
