@@ -209,13 +209,22 @@ def retrieval_set(cases: Sequence[Case]) -> tuple[list[str], list[str]]:
     return queries, [c.id for c in cases if "retrieval-doc" in c.tags]
 
 
-def measure_one(served: Served, url: str, golden: Recording) -> dict[str, Any]:
+def record_served(served: Served, url: str) -> Recording:
+    """The corpus as the server embeds it, in batches (as a golden is recorded)."""
     client = open_client(parse_endpoint(url), served.model, None, 600.0)
-    cases = reference_cases()
-    recording = record_endpoint(client, cases, behaviour=False, progress=True)
+    recording = record_endpoint(client, reference_cases(), behaviour=False, progress=True)
     # llama.cpp's server does not normalize (triage.toml): directions are compared, as the
     # suite compares a server that does not normalize, and norms are normalization's to judge
-    recording = dataclasses.replace(recording, vectors=unit(recording.vectors))
+    return dataclasses.replace(recording, vectors=unit(recording.vectors))
+
+
+def measure_one(
+    served: Served, url: str, golden: Recording, recording: Recording | None = None
+) -> dict[str, Any]:
+    """``served``'s answers (``recording``, or recorded now) measured against ``golden``."""
+    client = open_client(parse_endpoint(url), served.model, None, 600.0)
+    cases = reference_cases()
+    recording = recording or record_served(served, url)
     within = [c for c in compared_cases(golden) if c.id in recording.rows]
     otherwise = tokenized_otherwise(url, golden, within)
     inside = [c for c in within if c.id not in otherwise]
@@ -466,8 +475,9 @@ def measure_kernel(write: bool) -> int:
                 progress=False,
             )  # fmt: skip
             with serving(served, Path(scratch), gguf) as url:
-                kernel = measure_one(served, url, own)
-                tier = measure_one(served, url, fp32)
+                answers = record_served(served, url)
+                kernel = measure_one(served, url, own, answers)
+                tier = measure_one(served, url, fp32, answers)
             kernel["against"], tier["against"] = f"own weights ({gguf.name})", "fp32 golden"
             # the weights' own rounding, every compared input (both tokenize as the model does)
             weights_only = agreement(own, fp32, [c.id for c in compared_cases(fp32)])
