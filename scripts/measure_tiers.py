@@ -496,8 +496,46 @@ def measure_kernel(write: bool) -> int:
         OUT.mkdir(parents=True, exist_ok=True)
         document = {"margin": MARGIN, "measured": measured, "limits": limits}
         (OUT / "kernel.json").write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
-        print(f"wrote {OUT / 'kernel.json'}")
+        (OUT / "kernel.md").write_text(kernel_markdown(document), encoding="utf-8")
+        print(f"wrote {OUT / 'kernel.json'} and {OUT / 'kernel.md'}")
     return 0
+
+
+def kernel_markdown(document: dict[str, Any]) -> str:
+    """kernel.json as a table: each quantized server against its own weights and the fp32
+    golden, and the weights' own rounding; the limits derived from the first."""
+    lines = [
+        "# Quantized servers against their own weights",
+        "",
+        "Written by `python scripts/measure_tiers.py --kernel` (`kernel.json` holds every number). "
+        "Each llama.cpp server (llama-cpp-python) is compared with the golden of the GGUF it "
+        "serves (`golden record --from gguf:FILE`: its weights dequantized, computed in fp32), "
+        "so what is left is its kernels' arithmetic; beside it, the same answers against the "
+        "fp32 golden (both over the inputs the tier measurement judges), and the dequantized "
+        "weights alone against the fp32 golden (every compared input). 1 - cos as p50 / p99 / "
+        "max (the input at the max).",
+        "",
+        "| model | file | vs its own weights | vs the fp32 golden | the weights alone "
+        "| batch noise max |",
+        "|---|---|---|---|---|---|",
+    ]
+    for m in document["measured"]:
+        kernel, tier = m["kernel"], m["tier"]
+        lines.append(
+            f"| {kernel['model']} | {kernel['tier']} "
+            f"| {_spread(kernel['agreement']['one_minus_cosine'])} "
+            f"| {_spread(tier['agreement']['one_minus_cosine'])} "
+            f"| {_spread(m['weights_only']['one_minus_cosine'])} "
+            f"| {_g(kernel['batch_noise']['max'])} |"
+        )
+    limits = document["limits"].get("kernel", {})
+    lines += [
+        "",
+        f"Limits over all four, the worst x {document['margin']:g} rounded up: "
+        + ", ".join(f"{name} {_g(limits[name])}" for name in FIELD_NAMES if name in limits)
+        + ".",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 # The GGUFs the quantized MiniLM peers serve, made in their environment (peers.toml)

@@ -65,3 +65,13 @@ def test_every_model_and_tier_was_measured(script: ModuleType, recorded: dict[st
     served = {(s.model, s.tier) for s in script.SERVED}
     assert served <= {(m["model"], m["tier"]) for m in recorded["measured"]}
     assert set(script.DERIVED) | set(script.CONFIRMED) <= {m["tier"] for m in recorded["measured"]}
+
+
+def test_the_kernel_page_is_what_its_measurement_renders(script: ModuleType) -> None:
+    """docs/tiers/kernel.md: every quantized server against its own weights, as measured."""
+    document = json.loads((ROOT / "docs" / "tiers" / "kernel.json").read_text())
+    assert (ROOT / "docs" / "tiers" / "kernel.md").read_text() == script.kernel_markdown(document)
+    quantized = {(s.model, s.tier) for s in script.SERVED if s.tier in script.DERIVED}
+    assert {(m["kernel"]["model"], m["kernel"]["tier"]) for m in document["measured"]} == quantized
+    kernel = [{**m["kernel"], "tier": "kernel"} for m in document["measured"]]
+    assert script.derive(kernel) == document["limits"]
