@@ -293,6 +293,12 @@ def with_model_file(peer: peers.Peer, gguf: Path) -> peers.Peer:
     return dataclasses.replace(peer, processes=processes)
 
 
+def model_file(peer: peers.Peer, envdir: Path) -> Path:
+    """The file the peer's --model names (one in its environment, made when it was installed)."""
+    argv = peer.processes[-1].argv
+    return Path(peers.expand(argv[argv.index("--model") + 1], {"envdir": str(envdir)}))
+
+
 def fp32_from_goldens(model: str) -> dict[str, Any]:
     """fp32 as the bundled goldens measure it: bare vLLM's vectors against sentence-transformers'
     (both fp32 computations; no batch noise is measured from a recording)."""
@@ -538,10 +544,6 @@ def kernel_markdown(document: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-# The GGUFs the quantized MiniLM peers serve, made in their environment (peers.toml)
-GGUF = {"q8_0": f"{MINILM}-q8_0.gguf", "q4_k_m": f"{MINILM}-q4_k_m.gguf"}
-
-
 def served_gguf(served: Served, scratch: Path) -> tuple[Path, Path]:
     """The GGUF ``served`` is served from (made here when the measurement makes it), and the
     sentence-transformers folder it was converted from."""
@@ -554,7 +556,7 @@ def served_gguf(served: Served, scratch: Path) -> tuple[Path, Path]:
         raise SystemExit("first: embedding-conformance models fetch nomic-embed-text-v1.5")
     if served.kind:
         return made(served, peer, catalogue, root, model, scratch), base
-    return root / peer.environments[-1] / GGUF[served.tier], base
+    return model_file(peer, root / peer.environments[-1]), base
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -93,10 +93,15 @@ def _derived_from(base_model: Path) -> dict[str, Any]:
     """The base model's weights, and the bundled golden recorded from the same weights, if any:
     the fp32 reference the quantized server is also judged against at its tier."""
     weights = weights_sha256(base_model)
-    golden = None
-    for model in bundled_models():
-        manifest = json.loads((golden_root() / model / DEFAULT_SOURCE / MANIFEST).read_text())
-        if weights is not None and manifest.get("weights_sha256") == weights:
-            golden = f"{model}/{DEFAULT_SOURCE}"
-            break
-    return {"model": str(base_model), "weights_sha256": weights, "golden": golden}
+    same = (
+        f"{model}/{DEFAULT_SOURCE}"
+        for model in bundled_models()
+        if weights is not None and weights == _golden_weights(model)
+    )
+    return {"model": str(base_model), "weights_sha256": weights, "golden": next(same, None)}
+
+
+def _golden_weights(model: str) -> str | None:
+    manifest = json.loads((golden_root() / model / DEFAULT_SOURCE / MANIFEST).read_text())
+    weights: str | None = manifest.get("weights_sha256")
+    return weights

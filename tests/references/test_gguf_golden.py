@@ -38,6 +38,11 @@ def write_minilm_gguf(path: Path, quantized: gguf.GGMLQuantizationType, drop: st
             writer.add_tensor(gguf_name, data, raw_shape=data.shape, raw_dtype=quantized)
         else:
             writer.add_tensor(gguf_name, values)
+    finish(writer)
+
+
+def finish(writer: gguf.GGUFWriter) -> None:
+    """Header, metadata and tensors to the file, in the order GGUF lays them out."""
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
@@ -68,9 +73,8 @@ def test_the_golden_of_q8_0_weights_is_theirs_and_names_them(
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["gguf"]["sha256"] == hashlib.sha256(q8_gguf.read_bytes()).hexdigest()
     types = manifest["gguf"]["tensor_types"]
-    assert set(types) == {"Q8_0", "F32"} and types["Q8_0"] == 6 * LAYERS + 3, (
-        types
-    )  # 6 matrices a layer; 3 embeddings
+    # 6 matrices a layer, 3 embeddings; norms and biases F32
+    assert set(types) == {"Q8_0", "F32"} and types["Q8_0"] == 6 * LAYERS + 3, types
     assert manifest["derived_from"]["golden"] == "all-MiniLM-L6-v2/sentence-transformers"
     # the weights' own rounding, and only it: near the fp32 golden (q8_0 moves MiniLM's vectors
     # by about 1e-4 in cosine), never on it, and a systematic move on every input
@@ -99,10 +103,7 @@ def test_a_gguf_of_another_architecture_is_refused_by_name(
     decoder = tmp_path / "decoder.gguf"
     writer = gguf.GGUFWriter(str(decoder), "llama")
     writer.add_tensor("blk.0.attn_q.weight", np.zeros((32, 32), dtype=np.float32))
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
+    finish(writer)
     out = tmp_path / "golden"
     assert record("--from", f"gguf:{decoder}", "--base-model", model_dir(), "--out", str(out)) == 1
     assert "architecture 'llama': only bert, nomic-bert are dequantized" in capsys.readouterr().err
