@@ -140,6 +140,10 @@ def certified_run(
             "EMBEDDINGS_API_KEY": api_key,  # a workflow's env, from its secrets
             "EMBEDDINGS_CERTIFY": "true",
             "EMBEDDINGS_SIGN_KEY": str(private),
+            # The server computes on one thread here (tests/conftest.py), and this run starts
+            # first, beside CI's installs: the request of 32,000 tokens took 36 s so, past the
+            # default 30 s (a FAIL of batch.documented-limits on a correct server).
+            "EMBEDDINGS_REQUEST_TIMEOUT": "120",
         }
         run = runner.act(folder / "workspace", job_env, **shortest_inputs(endpoint()))
         (folder / "action.json").write_text(json.dumps(asdict(run)), encoding="utf-8")

@@ -80,10 +80,44 @@ def _context_of_64(engine: SentenceTransformersEngine) -> None:
     engine.max_tokens = 64
 
 
+def _context_of_positions(engine: SentenceTransformersEngine) -> None:
+    """The context read from config.json's max_position_embeddings (512 for BERT) instead of
+    the model's own max_seq_length (256 for all-MiniLM-L6-v2), as a GGUF's context length is:
+    inputs past the model's context are embedded whole, up to the positions there are."""
+    engine.max_tokens = engine.positions or engine.max_tokens
+
+
 # The engine's own settings (and so the model facts it reports):
 SETTINGS_CHANGED: dict[FaultName, Callable[[SentenceTransformersEngine], None]] = {
     "dense-skipped": _dense_skipped,
     "truncate-64": _context_of_64,
+    "context-of-positions": _context_of_positions,
+}
+# Model inputs (input_ids, attention_mask, ...) changed before the forward pass, in place
+Features = dict[str, Any]
+
+
+def _sep_dropped(features: Features) -> None:
+    """Text tokenized without its closing special token ([SEP]): each text's last token masked
+    out of attention and pooling, the tokens before it where they were."""
+    mask = features["attention_mask"]
+    rows, last = torch.arange(len(mask)), mask.sum(dim=1) - 1
+    mask[rows, last] = 0
+    features["input_ids"][rows, last] = 0
+
+
+def _positions_shifted(features: Features) -> None:
+    """Position ids counted from 2, as RoBERTa numbers them (after its padding index), in a
+    model whose positions count from 0: every token sits two places off."""
+    ids = features["input_ids"]
+    features["position_ids"] = torch.arange(2, 2 + ids.shape[1]).expand_as(ids)
+
+
+# ... of text only (token ids are embedded as sent):
+TEXT_FEATURES_CHANGED: dict[FaultName, Callable[[Features], None]] = {"no-sep": _sep_dropped}
+# ... of every input:
+FEATURES_CHANGED: dict[FaultName, Callable[[Features], None]] = {
+    "positions-shifted": _positions_shifted
 }
 
 
@@ -114,11 +148,18 @@ class SentenceTransformersEngine:
         self.dimension = int((dimension or loaded.get_sentence_embedding_dimension)())
         self.max_tokens = int(loaded.max_seq_length)
         self.vocab_size = int(loaded.tokenizer.vocab_size)
+        # Learned absolute positions, when the encoder has them (BERT's; not rotary ones)
+        table = getattr(
+            getattr(self._model[0].auto_model, "embeddings", None), "position_embeddings", None
+        )
+        self.positions = int(table.num_embeddings) if table is not None else None
         self._threads = torch.get_num_threads()  # the most a pass takes (OMP_NUM_THREADS)
         # What the forward pass computes, set here once and changed by a planted fault
         self._pooler = POOLERS[self.pooling]
         self._normalize = self.normalized
         self._pooled = True
+        self._text_fault: Callable[[Features], None] | None = None
+        self._features_fault: Callable[[Features], None] | None = None
         self.fault: FaultName | None = None
         if fault is not None:
             self._plant(fault)
@@ -132,8 +173,10 @@ class SentenceTransformersEngine:
         return view
 
     def _plant(self, fault: FaultName) -> None:
-        _check_fault_applies(fault, self.pooling, self.normalized, bool(self._head))
+        _check_fault_applies(fault, self)
         self.fault = fault
+        self._text_fault = TEXT_FEATURES_CHANGED.get(fault)
+        self._features_fault = FEATURES_CHANGED.get(fault)
         self._pooler = FAULTY_POOLERS.get(fault, self._pooler)
         self._normalize = FAULTY_NORMALIZATION.get(fault, self._normalize)
         self._pooled = fault not in UNPOOLED
@@ -181,9 +224,12 @@ class SentenceTransformersEngine:
         model = self._model
         own, model.max_seq_length = model.max_seq_length, self.max_tokens
         try:
-            return cast(dict[str, Any], model.preprocess(texts))
+            features = cast(Features, model.preprocess(texts))
         finally:
             model.max_seq_length = own
+        if self._text_fault is not None:
+            self._text_fault(features)
+        return features
 
     def _id_features(self, sequences: list[list[int]]) -> dict[str, Any]:
         """What preprocess builds for text, from ids taken as given: 0-padded, one segment."""
@@ -200,7 +246,9 @@ class SentenceTransformersEngine:
             "modality": "text",
         }
 
-    def _embed(self, features: dict[str, Any]) -> EngineOutput:
+    def _embed(self, features: Features) -> EngineOutput:
+        if self._features_fault is not None:
+            self._features_fault(features)
         threads = threads_for_pass(features["input_ids"].numel(), self._threads)
         if threads != torch.get_num_threads():  # a change of count rebuilds torch's thread pool
             torch.set_num_threads(threads)
@@ -266,16 +314,25 @@ def _replace_linear_layers(module: torch.nn.Module, convert: Callable[..., Any])
             _replace_linear_layers(child, convert)
 
 
-def _check_fault_applies(fault: FaultName, pooling: str, normalized: bool, dense: bool) -> None:
+def _check_fault_applies(fault: FaultName, engine: SentenceTransformersEngine) -> None:
     """A fault planted in a model without the feature it breaks would change nothing: refuse it."""
+    pooling, positions, context = engine.pooling, engine.positions, engine.max_tokens
     applies_to: dict[FaultName, tuple[bool, str]] = {
         "cls-pooling": (pooling != "cls", "a pooling other than CLS"),
         "mean-pooling": (pooling != "mean", "a pooling other than mean"),
         "padding-unmasked": (pooling == "mean", "mean pooling"),
         "last-token-padded": (pooling == "lasttoken", "last-token pooling"),
-        "no-normalize": (normalized, "a Normalize module"),
-        "forced-normalize": (not normalized, "no Normalize module"),
-        "dense-skipped": (dense, "a Dense layer"),
+        "no-normalize": (engine.normalized, "a Normalize module"),
+        "forced-normalize": (not engine.normalized, "no Normalize module"),
+        "dense-skipped": (bool(engine._head), "a Dense layer"),
+        "positions-shifted": (
+            positions is not None and positions >= context + 2,
+            "learned positions, two more than its context",
+        ),
+        "context-of-positions": (
+            positions is not None and positions > context,
+            "learned positions past its context",
+        ),
     }
     applies, feature = applies_to.get(fault, (True, ""))
     if not applies:

@@ -25,6 +25,9 @@ FaultName = Literal[
     "forced-normalize",
     "mean-pooling",
     "last-token-padded",
+    "no-sep",
+    "positions-shifted",
+    "context-of-positions",
     # worker
     "noise",
     "fp16-vectors",
@@ -137,6 +140,24 @@ FAULTS: dict[FaultName, Fault] = {
             "last-token pooling reads the last position of the padded batch: a padding state "
             "for every shorter input, so vectors depend on the batch",
             model="minilm-last-token",
+        ),
+        Fault(
+            "no-sep",
+            "engine",
+            "text tokenized without its closing [SEP] (a tokenizer called without special "
+            "tokens, then given [CLS] alone): every text's vector moves",
+        ),
+        Fault(
+            "positions-shifted",
+            "engine",
+            "position ids counted from 2, RoBERTa's way, in a BERT model: every vector moves",
+        ),
+        Fault(
+            "context-of-positions",
+            "engine",
+            "the context read from max_position_embeddings (512) instead of the model's "
+            "max_seq_length (256), as a GGUF's context length is: inputs of 257-512 tokens "
+            "embedded whole",
         ),
         Fault("noise", "worker", "nondeterministic kernels: a little noise on every answer"),
         Fault(
