@@ -20,6 +20,8 @@ HOOK_TABLES: dict[str, tuple[Collection[FaultName], ...]] = {
         sentence_transformers.FAULTY_NORMALIZATION,
         sentence_transformers.UNPOOLED,
         sentence_transformers.SETTINGS_CHANGED,
+        sentence_transformers.TEXT_FEATURES_CHANGED,
+        sentence_transformers.FEATURES_CHANGED,
     ),
     "worker": (
         worker.TEXT_READERS,

@@ -1,0 +1,59 @@
+"""Which faults each tier sees (scripts/fault_tiers.py, docs/tiers/faults.*): the page is what
+the recorded measurement renders, over every fault that changes vectors, and the measurement
+agrees with the mutation table. Measuring again needs nothing but this package, but minutes."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from conformance.tolerances import PRECISIONS
+from tests.e2e.test_suite_verdicts import LOOSEST, MUTATIONS, SEEN_ONLY_AT
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def script() -> ModuleType:
+    path = ROOT / "scripts" / "fault_tiers.py"
+    spec = importlib.util.spec_from_file_location("fault_tiers", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def recorded(script: ModuleType) -> dict[str, Any]:
+    return dict(json.loads((script.OUT / "faults.json").read_text(encoding="utf-8")))
+
+
+def test_the_page_is_what_its_measurement_renders(
+    script: ModuleType, recorded: dict[str, Any]
+) -> None:
+    assert (script.OUT / "faults.md").read_text(encoding="utf-8") == script.markdown(recorded)
+    assert [row["fault"] for row in recorded["faults"]] == list(script.VECTOR_FAULTS)
+    assert recorded["judged"] == script.JUDGED
+    assert not any(recorded["correct_server"].values())  # the correct routes fail nothing
+
+
+def test_each_fault_fails_its_row_where_the_mutation_table_runs_it(
+    script: ModuleType, recorded: dict[str, Any]
+) -> None:
+    """The measurement and the mutation table (tests/e2e/test_suite_verdicts.py) say the same:
+    at the tier a row runs at, the fault fails the requirements of its row that were judged
+    here; at a looser tier it is blind, or the row would run there."""
+    for row in recorded["faults"]:
+        fault, failed = row["fault"], row["failed"]
+        tier = SEEN_ONLY_AT.get(fault, LOOSEST)
+        judged = {r for r in MUTATIONS[fault] if r.startswith(tuple(script.JUDGED.split(",")))}
+        assert judged <= set(failed[tier]), (fault, tier, failed[tier])
+        looser = PRECISIONS[PRECISIONS.index(tier) + 1 :]
+        assert all(not failed[t] for t in looser), (fault, failed)
