@@ -6,6 +6,7 @@ relies on it."""
 from __future__ import annotations
 
 import base64
+import copy
 from typing import Any
 
 import numpy as np
@@ -50,6 +51,28 @@ def test_a_fault_that_does_not_apply_to_the_model_is_not_planted(
     with pytest.raises(ValueError, match="needs a model with a Dense layer"):
         engine.with_fault("dense-skipped")
     assert "dense-skipped" not in Worker(engine, None).routable_faults()
+
+
+def test_the_position_faults_are_planted_only_where_they_change_something(
+    engine: SentenceTransformersEngine,
+) -> None:
+    """BERT counts positions from 0 and has 512 for a context of 256: both faults apply to
+    MiniLM. RoBERTa and MPNet count from 2 already (positions-shifted would be their correct
+    model), and rotary positions (nomic) have no table to misread."""
+    assert (engine.first_position, engine.positions, engine.max_tokens) == (0, 512, 256)
+    assert {"positions-shifted", "context-of-positions"} <= set(
+        Worker(engine, None).routable_faults()
+    )
+    roberta_like = copy.copy(engine)
+    roberta_like.first_position, roberta_like.positions = 2, 512
+    with pytest.raises(ValueError, match="learned positions counted from 0"):
+        roberta_like.with_fault("positions-shifted")
+    assert roberta_like.with_fault("context-of-positions").max_tokens == 512
+    rotary = copy.copy(engine)
+    rotary.positions = None
+    for fault in ("positions-shifted", "context-of-positions"):
+        with pytest.raises(ValueError, match="needs a model with learned positions"):
+            rotary.with_fault(fault)
 
 
 def test_a_worker_fault_named_by_the_request_is_the_worker_started_with_it(

@@ -148,11 +148,17 @@ class SentenceTransformersEngine:
         self.dimension = int((dimension or loaded.get_sentence_embedding_dimension)())
         self.max_tokens = int(loaded.max_seq_length)
         self.vocab_size = int(loaded.tokenizer.vocab_size)
-        # Learned absolute positions, when the encoder has them (BERT's; not rotary ones)
+        # Learned absolute positions, when the encoder has them (not rotary ones): how many an
+        # input may use, and the first (0 for BERT; after the padding index for RoBERTa, MPNet)
         table = getattr(
             getattr(self._model[0].auto_model, "embeddings", None), "position_embeddings", None
         )
-        self.positions = int(table.num_embeddings) if table is not None else None
+        self.first_position = (
+            0 if table is None or table.padding_idx is None else table.padding_idx + 1
+        )
+        self.positions = (
+            int(table.num_embeddings) - self.first_position if table is not None else None
+        )
         self._threads = torch.get_num_threads()  # the most a pass takes (OMP_NUM_THREADS)
         # What the forward pass computes, set here once and changed by a planted fault
         self._pooler = POOLERS[self.pooling]
@@ -326,8 +332,8 @@ def _check_fault_applies(fault: FaultName, engine: SentenceTransformersEngine) -
         "forced-normalize": (not engine.normalized, "no Normalize module"),
         "dense-skipped": (bool(engine._head), "a Dense layer"),
         "positions-shifted": (
-            positions is not None and positions >= context + 2,
-            "learned positions, two more than its context",
+            positions is not None and engine.first_position == 0 and positions >= context + 2,
+            "learned positions counted from 0 (BERT's), two more than its context",
         ),
         "context-of-positions": (
             positions is not None and positions > context,
