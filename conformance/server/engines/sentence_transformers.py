@@ -82,7 +82,7 @@ def _context_of_64(engine: SentenceTransformersEngine) -> None:
 
 def _context_of_positions(engine: SentenceTransformersEngine) -> None:
     """The context read from config.json's max_position_embeddings (512 for BERT) instead of
-    the model's own max_seq_length (256 for all-MiniLM-L6-v2), as a GGUF's context length is:
+    the model's own max_seq_length (256 for all-MiniLM-L6-v2), as FastChat's worker does:
     inputs past the model's context are embedded whole, up to the positions there are."""
     engine.max_tokens = engine.positions or engine.max_tokens
 

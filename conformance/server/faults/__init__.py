@@ -156,8 +156,8 @@ FAULTS: dict[FaultName, Fault] = {
             "context-of-positions",
             "engine",
             "the context read from max_position_embeddings (512) instead of the model's "
-            "max_seq_length (256), as a GGUF's context length is: inputs of 257-512 tokens "
-            "embedded whole",
+            "max_seq_length (256): inputs of 257-512 tokens embedded whole (FastChat's worker "
+            "does so: its reference.over-context in the matrix)",
         ),
         Fault("noise", "worker", "nondeterministic kernels: a little noise on every answer"),
         Fault(
