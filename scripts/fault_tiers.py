@@ -19,6 +19,7 @@ Out of CI (a few minutes on two cores); nothing is left behind but the two files
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import subprocess
 import sys
@@ -27,9 +28,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from measure_tiers import agreement, unit  # scripts/: the tier measurement's comparison
 
-from conformance.checks.agreement import cosine_distances
 from conformance.client import parse_endpoint
 from conformance.client.preflight import open_client
 from conformance.references import bundled_golden, load_golden, reference_cases
@@ -63,29 +63,16 @@ JUDGED = (
 ROUNDING_TIERS = ("q8_0", "q4_k_m")
 
 
-def spread(values: np.ndarray) -> dict[str, float]:
-    p50, p99 = np.quantile(values, [0.5, 0.99])
-    return {"p50": float(p50), "p99": float(p99), "max": float(values.max())}
-
-
-def unit(matrix: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return matrix / np.where(norms > 0, norms, 1.0)
-
-
 def distances(url: str) -> dict[str, Any]:
     """The route's vectors against the bundled golden, over the inputs reference.agreement
-    compares, as directions."""
+    compares, as directions: the tier measurement's own comparison."""
     golden = load_golden(bundled_golden(MODEL) or "")
     client = open_client(parse_endpoint(url), MODEL, None, 600.0)
     recording = record_endpoint(client, reference_cases(), behaviour=False, progress=False)
-    ids = [c.id for c in compared_cases(golden) if c.id in recording.rows]
-    actual, expected = unit(recording.matrix(ids)), golden.matrix(ids)
-    return {
-        "inputs": len(ids),
-        "one_minus_cosine": spread(cosine_distances(actual, expected)),
-        "max_abs_diff": spread(np.abs(actual - expected).max(axis=1)),
-    }
+    directions = dataclasses.replace(recording, vectors=unit(recording.vectors))
+    return agreement(
+        directions, golden, [c.id for c in compared_cases(golden) if c.id in recording.rows]
+    )
 
 
 def failed_at(url: str, tier: str, scratch: Path) -> list[str]:
