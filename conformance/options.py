@@ -171,9 +171,11 @@ OPTIONS: tuple[OptionSpec, ...] = (
         ("EMBEDDINGS_PRECISION",),
         default="fp32",
         choices=PRECISIONS,
-        help="Numeric precision of the served model; picks the default limits (fp32).",
-        summary="`fp32`, `fp16`, `bf16`, `q8_0`, `q4_k_m`: picks the default limits "
-        "([tiers](precision.md))",
+        help="Numeric precision of the served model; picks the default limits (fp32), the "
+        "reference model's own where they were measured. 'kernel': a quantized server judged "
+        "against the golden of the weights it serves (golden record --from gguf:FILE).",
+        summary="`fp32`, `fp16`, `bf16`, `q8_0`, `q4_k_m`, `kernel`: picks the default limits, "
+        "the model's own where measured ([tiers](precision.md))",
     ),
     OptionSpec(
         "expect_dim",
@@ -246,6 +248,17 @@ OPTIONS: tuple[OptionSpec, ...] = (
         help="Override the tier's max 1 - cosine similarity to the reference model's vector.",
         shown_default="tier",
         summary="max 1 - cosine to the reference vector",
+    ),
+    OptionSpec(
+        "cosine_median_atol",
+        "--cosine-median-atol",
+        ("EMBEDDINGS_COSINE_MEDIAN_ATOL",),
+        parse=_non_negative_float,
+        metavar="X",
+        help="Override the tier's max median 1 - cosine over the reference corpus (a systematic "
+        "error moves every input).",
+        shown_default="tier",
+        summary="max median 1 - cosine over the reference corpus",
     ),
     OptionSpec(
         "retrieval_tie",

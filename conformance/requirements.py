@@ -289,7 +289,8 @@ CATALOGUE: tuple[Requirement, ...] = (
         "dimensions.invalid-rejected",
         "MUST",
         "full",
-        "Invalid 'dimensions' (0, -1, a fraction, larger than native) get a 4xx.",
+        "Invalid 'dimensions' (-1, a fraction, larger than native) get a 4xx ('dimensions' 0, "
+        "which lax servers read as absent, is errors.unknown-value-rejected's).",
         "the parameter ignored, taken modulo the size, or crashing the server.",
         check="conformance.checks.dimensions.invalid_rejected",
     ),
@@ -364,9 +365,11 @@ CATALOGUE: tuple[Requirement, ...] = (
         "errors.unknown-value-rejected",
         "SHOULD",
         "full",
-        "An unknown value of a known optional field (encoding_format 'unknown', '' or 123) gets "
-        "a 4xx, so a client with a typo learns of it. Hygiene: no client sends one, and an "
-        "answer as if the field were absent (floats) is right (errors.lenient-but-right).",
+        "A value no client sends of a field the API defines (encoding_format 'unknown', '' or "
+        "123; 'model' not a string; 'dimensions' 0; an object as 'input') gets a 4xx, so a "
+        "client with a typo learns of it. Hygiene: an answer as if the field were absent "
+        "(floats, the one model, the full vectors) or to the text the object holds is right "
+        "(errors.lenient-but-right); a wrong one, or a 5xx, fails a MUST.",
         "handlers that never validate the field ('base64' if it says so, floats for anything "
         "else): encoding_format 'base-64' served as floats without a word.",
         check="conformance.checks.errors.unknown_value_rejected",
@@ -527,10 +530,11 @@ CATALOGUE: tuple[Requirement, ...] = (
         "MUST",
         "full",
         "Each input's prompt_tokens is its count by the reference tokenizer (special tokens "
-        "counted or not): clients bill and budget context by it. A count is not judged on an "
-        "input the server tokenizes otherwise, whose vector turns away from the reference's "
-        "(1 - cosine past the tier's limit): reference.agreement fails that, and the record "
-        "names the input; when no input's vector agrees, no count can be judged: FAIL.",
+        "counted, some or none): clients bill and budget context by it. A count is not judged "
+        "on an input the server tokenizes otherwise, whose vector turns away from the "
+        "reference's (1 - cosine past the tier's limit for one input): reference.agreement "
+        "fails that, and the record names the input; when no input's vector agrees, no count "
+        "can be judged: FAIL.",
         "usage counted in characters, words, padded tokens or a constant (infinity-emb "
         "0.0.78: 'hello' -> 5).",
         check="conformance.checks.usage.counts_tokens",

@@ -11,7 +11,14 @@ Beside them, the correct llama.cpp servers of docs/tiers/measurement.json: a lim
 reference tells a fault from rounding only where the fault moves vectors further.
 
     python scripts/fault_tiers.py             # measure, write docs/tiers/faults.json and faults.md
+    python scripts/fault_tiers.py --served-weights  # the same faults on quantized weights
     python scripts/fault_tiers.py --markdown  # faults.md again from faults.json
+
+--served-weights serves the faults from the bundled server computing with the weights of the
+matrix's q8_0 and q4_K_M GGUFs of MiniLM (dequantized) and judges each at the kernel tier against
+the golden of those weights (``golden record --from gguf:FILE``) and at its tier against the fp32
+golden: every fault must fail both ways. It needs the matrix's llama-cpp-python environment
+(``embedding-conformance matrix install llama-cpp-python-q8-0``), where the GGUFs are made.
 
 Out of CI (a few minutes on two cores); nothing is left behind but the two files.
 """
@@ -32,12 +39,16 @@ from measure_tiers import agreement, unit  # scripts/: the tier measurement's co
 
 from conformance.client import parse_endpoint
 from conformance.client.preflight import open_client
+from conformance.matrix import build, environments
 from conformance.references import bundled_golden, load_golden, reference_cases
+from conformance.references.dequantize_gguf import write_folder
+from conformance.references.gguf_golden import record_gguf
+from conformance.references.recording import save
 from conformance.references.sources import record_endpoint
 from conformance.server.faults import FAULTS
 from conformance.server.process import ServerProcess
 from conformance.suite.reference_corpus import compared_cases
-from conformance.tolerances import PRECISIONS
+from conformance.tolerances import KERNEL, PRECISIONS
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "tiers"
 MODEL = "all-MiniLM-L6-v2"
@@ -61,6 +72,8 @@ JUDGED = (
 )
 # The correct quantized servers measured in docs/tiers (the rounding a tier must allow)
 ROUNDING_TIERS = ("q8_0", "q4_k_m")
+# The tiers that judge against the fp32 golden (the kernel tier is for a golden of served weights)
+TIERS = tuple(tier for tier in PRECISIONS if tier != KERNEL)
 
 
 def distances(url: str) -> dict[str, Any]:
@@ -75,14 +88,16 @@ def distances(url: str) -> dict[str, Any]:
     )
 
 
-def failed_at(url: str, tier: str, scratch: Path) -> list[str]:
-    """The requirements of JUDGED the suite fails at ``tier`` (a SHOULD's warning included)."""
+def failed_at(url: str, tier: str, scratch: Path, reference: Path | None = None) -> list[str]:
+    """The requirements of JUDGED the suite fails at ``tier`` (a SHOULD's warning included),
+    against ``reference`` (a golden folder) or the bundled golden."""
     results = scratch / f"results-{tier}.json"
+    against = ["--reference", f"golden:{reference}"] if reference else []
     subprocess.run(
         [
             sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
             "--basetemp", str(scratch / "pytest-tmp"), "--results-json", str(results),
-            "--endpoint", url, "--precision", tier, "--requirements", JUDGED,
+            "--endpoint", url, "--precision", tier, "--requirements", JUDGED, *against,
         ],
         cwd=scratch, capture_output=True, text=True, timeout=900, check=False,
     )  # fmt: skip
@@ -98,15 +113,52 @@ def measure() -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="ec-faults-") as folder:
         scratch = Path(folder)
         with ServerProcess("--fault-routes") as base:
-            correct = {tier: failed_at(base, tier, scratch) for tier in PRECISIONS}
+            correct = {tier: failed_at(base, tier, scratch) for tier in TIERS}
             for fault in VECTOR_FAULTS:
                 url = f"{base}/faults/{fault}"
                 print(f"{fault}:", end=" ", flush=True)
                 row = {"fault": fault, "mirrors": FAULTS[fault].mirrors, **distances(url)}
-                row["failed"] = {tier: failed_at(url, tier, scratch) for tier in PRECISIONS}
+                row["failed"] = {tier: failed_at(url, tier, scratch) for tier in TIERS}
                 print(", ".join(f"{t} {len(f)}" for t, f in row["failed"].items()), flush=True)
                 rows.append(row)
     return {"model": MODEL, "judged": JUDGED, "correct_server": correct, "faults": rows}
+
+
+def measure_served_weights() -> dict[str, Any]:
+    """Each fault on the weights of each quantized GGUF: its FAILs at the kernel tier against
+    the golden of those weights, and at its tier against the fp32 golden."""
+    root = environments.cache_root()
+    gguf_folder, base = root / "llama-cpp-python", build.model_folder(root)
+    document: dict[str, Any] = {}
+    for tier in ROUNDING_TIERS:
+        gguf = gguf_folder / f"{MODEL}-{tier}.gguf"
+        if not gguf.exists():
+            raise SystemExit(f"{gguf} is missing: `embedding-conformance matrix install` makes it")
+        with tempfile.TemporaryDirectory(prefix="ec-faults-") as folder:
+            scratch = Path(folder)
+            golden = scratch / "golden"
+            recording = record_gguf(gguf, base, reference_cases(), scratch_beside=scratch)
+            save(recording, golden)
+            write_folder(gguf, base, scratch / MODEL)
+            print(f"{tier} weights ({gguf.name}):", flush=True)
+            with ServerProcess("--fault-routes", "--model", str(scratch / MODEL)) as url:
+                correct = both_ways(url, tier, scratch, golden)
+                failed = {}
+                for fault in VECTOR_FAULTS:
+                    failed[fault] = both_ways(f"{url}/faults/{fault}", tier, scratch, golden)
+                    counts = ", ".join(f"{k} {len(v)}" for k, v in failed[fault].items())
+                    print(f"  {fault}: {counts}", flush=True)
+        document[tier] = {"gguf": gguf.name, "correct_server": correct, "failed": failed}
+    return document
+
+
+def both_ways(url: str, tier: str, scratch: Path, golden: Path) -> dict[str, list[str]]:
+    """The route's FAILs at the kernel tier against ``golden`` (the served weights') and at
+    ``tier`` against the bundled fp32 golden."""
+    return {
+        "kernel": failed_at(url, KERNEL, scratch, golden),
+        "tier": failed_at(url, tier, scratch),
+    }
 
 
 def rounding() -> list[dict[str, Any]]:
@@ -130,11 +182,11 @@ def markdown(document: dict[str, Any]) -> str:
         "tier passes the faulty server on all of them. 1 - cos and max |Δ| are per input over "
         "the inputs `reference.agreement` compares, as directions, p50 / p99 / max.",
         "",
-        "| fault | 1 - cos | max \\|Δ\\| | " + " | ".join(PRECISIONS) + " |",
-        "|---|---|---|" + "---|" * len(PRECISIONS),
+        "| fault | 1 - cos | max \\|Δ\\| | " + " | ".join(TIERS) + " |",
+        "|---|---|---|" + "---|" * len(TIERS),
     ]
     for row in document["faults"]:
-        cells = [_failed(row["failed"][tier]) for tier in PRECISIONS]
+        cells = [_failed(row["failed"][tier]) for tier in TIERS]
         lines.append(
             f"| `{row['fault']}` | {_spread(row['one_minus_cosine'])} "
             f"| {_spread(row['max_abs_diff'])} | " + " | ".join(cells) + " |"
@@ -158,7 +210,48 @@ def markdown(document: dict[str, Any]) -> str:
             f"| {m['model']} | {m['tier']} | {_spread(m['one_minus_cosine'])} "
             f"| {_spread(m['max_abs_diff'])} |"
         )
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + served_weights_lines(document.get("served_weights"))) + "\n"
+
+
+def served_weights_lines(served: dict[str, Any] | None) -> list[str]:
+    """The table of ``--served-weights``: each fault on quantized weights, judged against the
+    golden of those weights (kernel tier) and against the fp32 golden (the weights' tier)."""
+    if not served:
+        return []
+    heads = [
+        f"{tier}: {label}"
+        for tier in served
+        for label in ("kernel vs its weights", f"{tier} vs fp32")
+    ]
+    lines = [
+        "",
+        "## On quantized weights",
+        "",
+        "`python scripts/fault_tiers.py --served-weights`: the same faults served by the bundled "
+        "server computing with the weights of the matrix's q8_0 and q4_K_M GGUFs of "
+        f"{MODEL} (dequantized), judged at the kernel tier against the golden of those weights "
+        "(`golden record --from gguf:FILE`) and at their tier against the fp32 golden.",
+        "",
+        "| fault | " + " | ".join(heads) + " |",
+        "|---|" + "---|" * len(heads),
+    ]
+    faults = next(iter(served.values()))["failed"]
+    for fault in faults:
+        cells = [
+            _failed(served[tier]["failed"][fault][kind])
+            for tier in served
+            for kind in ("kernel", "tier")
+        ]
+        lines.append(f"| `{fault}` | " + " | ".join(cells) + " |")
+    correct = [
+        f"{tier} {kind}: {_failed(found)}"
+        for tier in served
+        for kind, found in served[tier]["correct_server"].items()
+        if found
+    ]
+    lines += ["", "The correct server on those weights fails " + ("; ".join(correct) or
+              "nothing") + " either way."]  # fmt: skip
+    return lines
 
 
 def _failed(requirements: Sequence[str]) -> str:
@@ -180,11 +273,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--markdown", action="store_true", help="write faults.md again from faults.json only"
     )
+    parser.add_argument(
+        "--served-weights",
+        action="store_true",
+        help="measure the faults on the quantized GGUFs' weights only (the rest of faults.json "
+        "is kept)",
+    )
     args = parser.parse_args(argv)
-    if args.markdown:
-        write(json.loads((OUT / "faults.json").read_text(encoding="utf-8")))
+    published = OUT / "faults.json"
+    if args.markdown or args.served_weights:
+        document = json.loads(published.read_text(encoding="utf-8"))
+        if args.served_weights:
+            document["served_weights"] = measure_served_weights()
+        write(document)
         return 0
-    write({**measure(), "rounding": rounding()})
+    previous = json.loads(published.read_text(encoding="utf-8")) if published.exists() else {}
+    served = {"served_weights": previous["served_weights"]} if "served_weights" in previous else {}
+    write({**measure(), "rounding": rounding(), **served})
     return 0
 
 

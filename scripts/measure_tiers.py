@@ -66,7 +66,7 @@ from conformance.references.gguf_golden import record_gguf
 from conformance.references.recording import Recording
 from conformance.references.sources import record_endpoint
 from conformance.suite.reference_corpus import compared_cases
-from conformance.tolerances import TIERS
+from conformance.tolerances import KERNEL, MODEL_TIERS, TIERS
 
 MARGIN = 2.0
 OUT = Path(__file__).resolve().parents[1] / "docs" / "tiers"
@@ -329,13 +329,18 @@ FIELDS = {
     ("batch_noise", "max"): ("vector_atol", "base64_atol"),
     ("agreement", "max_abs_diff", "max"): ("reference_atol",),
     ("agreement", "one_minus_cosine", "max"): ("cosine_atol",),
+    ("agreement", "one_minus_cosine", "p50"): ("cosine_median_atol",),
     ("retrieval", "max_score_change"): ("retrieval_tie",),
 }
+
+# No limit may accept a vector at right angles to the reference (1 - cosine 1), nor one
+# halfway there: a limit the margin takes past this is held at it, and says so (CAPPED).
+CEILINGS = {"cosine_atol": 0.5}
 
 
 def derive(measured: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     """Each tier's limits: its worst measurement over the models, times MARGIN, rounded up
-    (a field no measurement of the tier has is left out)."""
+    (a field no measurement of the tier has is left out), held at CEILINGS."""
     limits: dict[str, dict[str, float]] = {}
     for m in measured:
         if m.get("informative"):
@@ -349,45 +354,71 @@ def derive(measured: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
                 continue
             for name in names:
                 limit = max(nice_ceil(MARGIN * float(value)), FLOORS.get(name, 0.0))
+                limit = min(limit, CEILINGS.get(name, limit))
                 tier[name] = max(tier.get(name, 0.0), limit)
     return limits
 
 
-def verdicts(limits: dict[str, dict[str, float]]) -> list[str]:
-    """What differs from the published TIERS: a derived tier (and every tier's retrieval tie)
-    must equal its measurement's limits, a confirmed one must hold them."""
+def derive_by_model(measured: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, float]]]:
+    """The derived tiers' limits of each measured model alone (tolerances.MODEL_TIERS): a
+    server of that model is judged by what its own weights move, not by the other model's."""
+    return {
+        model: {
+            tier: limits
+            for tier, limits in derive([m for m in measured if m["model"] == model]).items()
+            if tier in (*DERIVED, KERNEL)
+        }
+        for model in sorted({m["model"] for m in measured})
+    }
+
+
+def verdicts(
+    limits: dict[str, dict[str, float]], by_model: dict[str, dict[str, dict[str, float]]]
+) -> list[str]:
+    """What differs from the published TIERS and MODEL_TIERS: a derived tier (and every tier's
+    retrieval tie) must equal its measurement's limits, a confirmed one must hold them."""
     problems = []
-    for tier, derived in limits.items():
-        if tier not in TIERS:
-            problems.append(f"{tier}: measured, not published (tolerances.TIERS)")
+    published_tiers = [(tier, None, derived) for tier, derived in limits.items()]
+    published_tiers += [
+        (tier, model, derived) for model, own in by_model.items() for tier, derived in own.items()
+    ]
+    for tier, model, derived in published_tiers:
+        name = f"{tier} ({model})" if model else tier
+        if tier not in TIERS or (model and tier not in MODEL_TIERS.get(model, {})):
+            problems.append(f"{name}: measured, not published (tolerances)")
             continue
-        published = dataclasses.asdict(TIERS[tier])
+        published = dataclasses.asdict(MODEL_TIERS[model][tier] if model else TIERS[tier])
         for field, value in derived.items():
             if field not in published:
-                problems.append(f"{tier} {field}: measured {value:g}, not published")
+                problems.append(f"{name} {field}: measured {value:g}, not published")
                 continue
-            if (tier in DERIVED or field == "retrieval_tie") and not math.isclose(
+            if (tier in (*DERIVED, KERNEL) or field == "retrieval_tie") and not math.isclose(
                 published[field], value
             ):
                 problems.append(
-                    f"{tier} {field}: measured {value:g}, published {published[field]:g}"
+                    f"{name} {field}: measured {value:g}, published {published[field]:g}"
                 )
             elif tier in CONFIRMED and published[field] < value:
                 problems.append(
-                    f"{tier} {field}: measured {value:g} > published {published[field]:g}"
+                    f"{name} {field}: measured {value:g} > published {published[field]:g}"
                 )
     return problems
 
 
 def write(measured: list[dict[str, Any]], limits: dict[str, dict[str, float]]) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    document = {"margin": MARGIN, "measured": measured, "limits": limits}
+    by_model = derive_by_model(measured)
+    document = {"margin": MARGIN, "measured": measured, "limits": limits, "by_model": by_model}
     (OUT / "measurement.json").write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
-    (OUT / "README.md").write_text(markdown(measured, limits), encoding="utf-8")
+    (OUT / "README.md").write_text(markdown(measured, limits, by_model), encoding="utf-8")
     print(f"wrote {OUT / 'measurement.json'} and {OUT / 'README.md'}")
 
 
-def markdown(measured: list[dict[str, Any]], limits: dict[str, dict[str, float]]) -> str:
+def markdown(
+    measured: list[dict[str, Any]],
+    limits: dict[str, dict[str, float]],
+    by_model: dict[str, dict[str, dict[str, float]]],
+) -> str:
     """The measurement as tables: agreement per model and tier, rankings, the limits."""
     lines = [
         "# Precision tiers, measured",
@@ -446,15 +477,30 @@ def markdown(measured: list[dict[str, Any]], limits: dict[str, dict[str, float]]
             published = dataclasses.asdict(TIERS[tier])
             cells = [_g(published[f]) for f in FIELD_NAMES]
             lines.append(f"| {tier} as published | " + " | ".join(cells) + " |")
+    for model, own in by_model.items():
+        for tier, derived in own.items():
+            cells = [_g(derived[f]) if f in derived else "—" for f in FIELD_NAMES]
+            lines.append(f"| {tier}, {model} | " + " | ".join(cells) + " |")
     lines += [
         "",
-        f"{', '.join(DERIVED)} publish these limits and every tier its retrieval tie; "
-        f"{', '.join(CONFIRMED)} keep their own (tolerances.py), which hold the measurement.",
+        f"{', '.join(DERIVED)} publish these limits (tolerances.TIERS over both models, "
+        "tolerances.MODEL_TIERS each model's own, chosen by the reference's model) and every "
+        f"tier its retrieval tie; {', '.join(CONFIRMED)} keep their own (tolerances.py), which "
+        "hold the measurement. 1 - cosine limits stop at "
+        + ", ".join(f"{name} {value:g}" for name, value in CEILINGS.items())
+        + ": no tier accepts a vector at right angles to the reference.",
     ]
     return "\n".join(lines) + "\n"
 
 
-FIELD_NAMES = ("vector_atol", "base64_atol", "reference_atol", "cosine_atol", "retrieval_tie")
+FIELD_NAMES = (
+    "vector_atol",
+    "base64_atol",
+    "reference_atol",
+    "cosine_atol",
+    "cosine_median_atol",
+    "retrieval_tie",
+)
 
 
 def _g(value: float) -> str:
@@ -468,7 +514,7 @@ def _spread(values: dict[str, Any]) -> str:
 def measure_kernel(write: bool) -> int:
     """The quantized servers against their own weights' golden and against the fp32
     golden, side by side; the kernel tier's limits derived from the first as a tier's are."""
-    measured, limits = [], {}
+    measured = []
     with tempfile.TemporaryDirectory(prefix="ec-kernel-") as scratch:
         for served in SERVED:
             if served.tier not in DERIVED:
@@ -496,15 +542,32 @@ def measure_kernel(write: bool) -> int:
                     f"max |Δ| {a['max_abs_diff']['max']:.3g}",
                     flush=True,
                 )
-        limits = derive([{**m["kernel"], "tier": "kernel"} for m in measured])
-    print(f"kernel tier (worst x {MARGIN:g}, rounded up): {limits.get('kernel')}")
+    document = kernel_document(measured)
+    print(f"kernel tier (worst x {MARGIN:g}, rounded up): {document['limits'].get(KERNEL)}")
+    problems = verdicts(document["limits"], document["by_model"])
+    for line in problems:
+        print(line)
     if write:
-        OUT.mkdir(parents=True, exist_ok=True)
-        document = {"margin": MARGIN, "measured": measured, "limits": limits}
-        (OUT / "kernel.json").write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
-        (OUT / "kernel.md").write_text(kernel_markdown(document), encoding="utf-8")
-        print(f"wrote {OUT / 'kernel.json'} and {OUT / 'kernel.md'}")
-    return 0
+        write_kernel(document)
+    return 1 if problems else 0
+
+
+def kernel_document(measured: list[dict[str, Any]]) -> dict[str, Any]:
+    """kernel.json: the measurements and the kernel tier's limits, over both models and each."""
+    as_tier = [{**m["kernel"], "tier": KERNEL} for m in measured]
+    return {
+        "margin": MARGIN,
+        "measured": measured,
+        "limits": derive(as_tier),
+        "by_model": derive_by_model(as_tier),
+    }
+
+
+def write_kernel(document: dict[str, Any]) -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "kernel.json").write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+    (OUT / "kernel.md").write_text(kernel_markdown(document), encoding="utf-8")
+    print(f"wrote {OUT / 'kernel.json'} and {OUT / 'kernel.md'}")
 
 
 def kernel_markdown(document: dict[str, Any]) -> str:
@@ -534,13 +597,19 @@ def kernel_markdown(document: dict[str, Any]) -> str:
             f"| {_spread(m['weights_only']['one_minus_cosine'])} "
             f"| {_g(kernel['batch_noise']['max'])} |"
         )
-    limits = document["limits"].get("kernel", {})
     lines += [
         "",
-        f"Limits over all four, the worst x {document['margin']:g} rounded up: "
-        + ", ".join(f"{name} {_g(limits[name])}" for name in FIELD_NAMES if name in limits)
-        + ".",
+        f"The kernel tier (`--precision kernel`), the worst x {document['margin']:g} rounded up, "
+        "over all four and for each model (chosen by the reference's model):",
+        "",
+        "| limits of | " + " | ".join(FIELD_NAMES) + " |",
+        "|---|" + "---|" * len(FIELD_NAMES),
     ]
+    rows = [("any model", document["limits"].get(KERNEL, {}))]
+    rows += [(model, own[KERNEL]) for model, own in document["by_model"].items()]
+    for label, limits in rows:
+        cells = [_g(limits[f]) if f in limits else "—" for f in FIELD_NAMES]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -576,7 +645,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="measure the quantized servers against their own weights' golden instead "
         "(writes docs/tiers/kernel.json)",
     )
+    parser.add_argument(
+        "--markdown",
+        action="store_true",
+        help="derive the limits again from the recorded measurements (measurement.json, "
+        "kernel.json) and write both pages; exit 1 unless they are the published ones",
+    )
     args = parser.parse_args(argv)
+    if args.markdown:
+        return render_recorded()
     if args.kernel:
         return measure_kernel(write=not args.check)
     chosen = {s for s in args.only.split(",") if s}
@@ -602,11 +679,25 @@ def main(argv: Sequence[str] | None = None) -> int:
                 flush=True,
             )
     limits = derive(measured)
-    problems = verdicts(limits)
+    problems = verdicts(limits, derive_by_model(measured))
     for line in problems:
         print(line)
     if not args.check:
         write(measured, limits)
+    return 1 if problems else 0
+
+
+def render_recorded() -> int:
+    """Both pages again from the recorded measurements, their limits derived anew."""
+    measured = json.loads((OUT / "measurement.json").read_text(encoding="utf-8"))["measured"]
+    kernel = json.loads((OUT / "kernel.json").read_text(encoding="utf-8"))["measured"]
+    limits, document = derive(measured), kernel_document(kernel)
+    problems = verdicts(limits, derive_by_model(measured))
+    problems += verdicts(document["limits"], document["by_model"])
+    write(measured, limits)
+    write_kernel(document)
+    for line in problems:
+        print(line)
     return 1 if problems else 0
 
 

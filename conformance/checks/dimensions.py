@@ -50,7 +50,7 @@ def renormalized(
 
 
 def invalid_rejected(status: int, what: str) -> CheckResult:
-    """Invalid 'dimensions' (0, -1, a fraction, larger than native) get a 4xx. Catches the
+    """Invalid 'dimensions' (-1, a fraction, larger than native) get a 4xx. Catches the
     parameter ignored, taken modulo the size, or crashing the server."""
     return check_rejected(status, what)
 

@@ -13,15 +13,23 @@ from conformance.checks.agreement import (
 )
 from conformance.checks.result import CheckResult, Verdicts, no_offenders
 from conformance.checks.status import check_refusal_allowed, is_refusal, unmeasurable
+from conformance.tolerances import Tolerances
 from conformance.wire import Matrix
 
 
-def agreement(compared: Comparison, cosine_atol: float, atol: float) -> Verdicts:
+def agreement(compared: Comparison, limits: Tolerances) -> Verdicts:
     """Every input of the reference corpus embeds as the reference model embeds it: 1 - cosine
-    and max |Δ| within the precision tier. Catches CLS instead of mean pooling, a dropped layer,
-    silent truncation and precision lost on the way. A failure names the precision tier the
+    (each input's, and the median's) and max |Δ| within the precision tier, the vectors compared
+    as directions when the reference normalizes (the norm is normalization.unit-norm's).
+    Catches CLS instead of mean pooling, a dropped layer, silent truncation, positions counted
+    from the wrong start and precision lost on the way. A failure names the precision tier the
     vectors fit, if any."""
-    return with_tier_hint(check_agreement(compared, cosine_atol, atol))
+    return with_tier_hint(
+        check_agreement(
+            compared, limits.cosine_atol, limits.reference_atol, limits.cosine_median_atol
+        ),
+        compared.model,
+    )
 
 
 def over_context(
@@ -37,10 +45,13 @@ def over_context(
     return check_agreement(compared, cosine_atol, atol)
 
 
-def token_ids(compared: Comparison, cosine_atol: float, atol: float) -> Verdicts:
+def token_ids(compared: Comparison, limits: Tolerances) -> Verdicts:
     """Token ids made with the reference tokenizer embed like their text, as the reference
-    embeds it. Catches ids re-tokenized as text, special tokens added twice, ids shifted."""
-    return check_agreement(compared, cosine_atol, atol)
+    embeds it (each input and the median, as reference.agreement). Catches ids re-tokenized as
+    text, special tokens added twice, ids shifted."""
+    return check_agreement(
+        compared, limits.cosine_atol, limits.reference_atol, limits.cosine_median_atol
+    )
 
 
 def retrieval(

@@ -32,8 +32,9 @@ def counts_tokens(
     distances: Sequence[float | None] | None = None,
     cosine_atol: float = 0.0,
 ) -> CheckResult:
-    """Each input's prompt_tokens is its token count by the reference tokenizer, with or without
-    the special tokens it adds ([CLS], [SEP]): servers differ there, clients do not care.
+    """Each input's prompt_tokens is its token count by the reference tokenizer, with all, some
+    or none of the special tokens it adds ([CLS], [SEP]): servers differ there, clients do not
+    care (a server that drops [SEP] counts the tokens it embedded, and reference.* fails it).
 
     Catches usage counted in characters or words (infinity-emb 0.0.78: "hello" -> 5), or in
     padded tokens. The numbers of the first offenders are shown side by side, with the text's
@@ -41,17 +42,18 @@ def counts_tokens(
 
     ``distances`` (1 - cosine between each input's vector and the reference's; None where they
     cannot be compared) keep one root cause at one FAIL: a count that differs on an input whose
-    vector turns away from the reference's (past ``cosine_atol``, the tier's limit) is not
-    judged, since the server tokenized that input otherwise and reference.agreement fails it;
-    the record names those inputs. Precision loss barely turns a vector, so it never excuses a
-    count. When no input's vector agrees, a differing count cannot be told from a tokenizer's:
-    not measurable, a FAIL naming reference.agreement."""
+    vector turns away from the reference's (past ``cosine_atol``, the per-input limit of the
+    tier, of the reference's model where measured, never past 0.5) is not judged, since the
+    server tokenized that input otherwise and reference.agreement fails it; the record names
+    those inputs. Precision loss barely turns a vector, so it never excuses a count. When no
+    input's vector agrees, a differing count cannot be told from a tokenizer's: not measurable,
+    a FAIL naming reference.agreement."""
     distances = distances if distances is not None else [None] * len(reported)
     turned = [d is not None and not d <= cosine_atol for d in distances]
     differs = [
         i
         for i, (count, expected) in enumerate(zip(reported, tokens, strict=True))
-        if count not in (expected, expected - special_tokens)
+        if not expected - special_tokens <= count <= expected
     ]
     otherwise = [i for i in differs if turned[i]]
     if otherwise and all(turned):

@@ -59,6 +59,14 @@ class ReferenceSpec:
         return self.label
 
     @property
+    def model(self) -> str | None:
+        """The reference's model, where it is known without asking: a golden's manifest, a
+        sentence-transformers folder's name (a live endpoint's is the one it serves)."""
+        if self.golden is not None:
+            return self.golden.model
+        return Path(self.location).name if self.kind == "sentence-transformers" else None
+
+    @property
     def spec(self) -> str:
         """The ``--reference`` text that names this reference again (for xdist workers)."""
         prefix = {"golden": "golden:", "sentence-transformers": "sentence-transformers:"}

@@ -37,12 +37,13 @@ def header_lines(
     """What the run tests, against what, with which limits, and where the reports go."""
     s, t = settings, settings.tolerances
     shown_model = repr(model) if model else "(first from /v1/models)"
+    own = f" as measured for {s.tier_model}" if s.tier_model else ""
     lines = [
         f"embedding-conformance {__version__}: {s.endpoint.embeddings_url}, model {shown_model}",
-        f"  profile {s.profile}, tier {s.precision}: --vector-atol {t.vector_atol:g} "
+        f"  profile {s.profile}, tier {s.precision}{own}: --vector-atol {t.vector_atol:g} "
         f"--norm-atol {t.norm_atol:g} --base64-atol {t.base64_atol:g} "
         f"--reference-atol {t.reference_atol:g} --cosine-atol {t.cosine_atol:g} "
-        f"--retrieval-tie {t.retrieval_tie:g}",
+        f"--cosine-median-atol {t.cosine_median_atol:g} --retrieval-tie {t.retrieval_tie:g}",
     ]
     if reference is not None:
         lines.append(f"  reference: {reference}")
@@ -74,6 +75,7 @@ def run_section(
         "duration_s": round(finished - started, 3),
         "profile": s.profile,
         "precision": s.precision,
+        "tier_model": s.tier_model,
         "tolerances": s.tolerances.__dict__.copy(),
         "selection": {
             "requirements": list(s.requirements) if s.requirements else None,

@@ -146,6 +146,9 @@ class ConformanceSession:
         try:
             try:
                 self.reference = choose_reference(s.reference, client, s.tolerances.cosine_atol)
+                # the tier's limits of the reference's model, where the project measured it
+                named = self.reference.model if self.reference is not None else None
+                self.settings = s.for_model(named or client.model)
             except DimensionFailure as failure:  # the run's verdict: no test runs (select)
                 self.dimension_failure = failure
                 record = check_record(failure.requirement, failure.result, failure.exchange)

@@ -9,14 +9,14 @@ once a run has an endpoint to test.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 import pytest
 
 from conformance.client import Endpoint, parse_endpoint
 from conformance.options import parse_options
-from conformance.tolerances import Tolerances, tolerances_for
+from conformance.tolerances import Tolerances, tier_of, tolerances_for
 from conformance.verdicts.capabilities import load_capabilities
 from conformance.verdicts.known_failures import load_known_failures, to_json
 
@@ -37,6 +37,8 @@ class Settings:
     expect_dim: int | None
     expect_normalized: bool
     tolerances: Tolerances
+    limit_overrides: dict[str, float]  # the limits given explicitly (--cosine-atol and the like)
+    tier_model: str | None  # the model whose own measured limits the tier took, if any
     max_response_bytes: int
     fuzz_examples: int
     shape_examples: int
@@ -50,6 +52,16 @@ class Settings:
     reference: str | None
     baseline: str | None
     normalization_given: bool  # --expect-normalized set by the user (else the reference decides)
+
+    def for_model(self, model: str | None) -> Settings:
+        """These settings with the tier's limits of ``model`` (the reference's) where the
+        project measured that model at this tier; explicit limits still win."""
+        own = tier_of(self.precision, model) is not tier_of(self.precision)
+        return replace(
+            self,
+            tolerances=tolerances_for(self.precision, model, **self.limit_overrides),
+            tier_model=model if own else None,
+        )
 
     def to_json(self) -> dict[str, Any]:
         """Plain data, for xdist workers (they receive the controller's settings once)."""
@@ -82,12 +94,16 @@ def resolve_settings(given: dict[str, str | None], endpoint_url: str) -> Setting
         endpoint = parse_endpoint(endpoint_url)
     except ValueError as exc:
         raise pytest.UsageError(f"--endpoint: {exc}") from None
-    overrides = {name: values.pop(name) for name in OVERRIDABLE_LIMITS}
+    overrides = {
+        name: value for name in OVERRIDABLE_LIMITS if (value := values.pop(name)) is not None
+    }
     # the remaining values are the settings of the same name, but for these, resolved here:
     values.update(
         endpoint=endpoint,
         expect_normalized=values["expect_normalized"] if normalized is None else normalized,
         tolerances=tolerances_for(values["precision"], **overrides),
+        limit_overrides=overrides,
+        tier_model=None,
         max_response_bytes=int(values.pop("max_response_mb") * (1 << 20)),
         normalization_given=given["expect_normalized"] is not None or normalized is not None,
     )

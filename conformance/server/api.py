@@ -58,8 +58,9 @@ def parse_embeddings_request(
     body: bytes, model: ModelInfo, lenient: bool = False, unknown_format: str | None = None
 ) -> EmbeddingsRequest:
     """Validate an embeddings body against the served model. Lenient, like a lax (pydantic
-    style) validator on a single-model server: any model name is served, numeric strings
-    (and booleans, for 'dimensions') are read as the integers they spell, and an unknown
+    style) validator on a single-model server: any model (a name, none, or not a string) is
+    served, numeric strings (and booleans, for 'dimensions') are read as the integers they
+    spell, 'dimensions' 0 as none, an input {"text": ...} as its text, and an unknown
     encoding_format as none (floats). ``unknown_format``: what an encoding_format other than
     'float' and 'base64' is read as, instead of a 400 (a fault's, or a lax server's, reading)."""
     request = _load_object(body, model.name, lenient)
@@ -99,13 +100,17 @@ def parse_tokenize_request(body: bytes, model: ModelInfo) -> tuple[str, bool]:
 
 
 def _coerced(request: dict[str, Any]) -> dict[str, Any]:
-    """What a lax validator makes of 'dimensions' and of a token-id list: '32' -> 32,
-    true -> 1, [101, "7592", 102] -> [101, 7592, 102]."""
+    """What a lax validator makes of 'dimensions' and of the input: '32' -> 32, true -> 1,
+    0 -> none; [101, "7592", 102] -> [101, 7592, 102], {"text": "hello"} -> "hello"."""
     changed: dict[str, Any] = {}
     dimensions = request.get("dimensions")
     if isinstance(dimensions, (bool, str)) and _spells_int(dimensions):
         changed["dimensions"] = int(dimensions)
+    if changed.get("dimensions", dimensions) == 0:  # falsy, so absent (`if dimensions:`)
+        changed["dimensions"] = None
     value = request.get("input")
+    if isinstance(value, dict) and isinstance(value.get("text"), str):  # {"text": ...} records
+        changed["input"] = value["text"]
     if (
         isinstance(value, list)
         and any(_is_id(v) for v in value)  # token ids, not a list of texts like ["1", "2"]
@@ -130,7 +135,7 @@ def _load_object(body: bytes, served: str, lenient: bool = False) -> dict[str, A
     if not isinstance(request, dict):
         raise ApiError(400, "Request body must be a JSON object")
     model = request.get("model")
-    if lenient and model is None:  # a single-model server needs no name
+    if lenient and (model is None or not isinstance(model, str)):  # one model: no name needed
         model = served
     if not isinstance(model, str) or not model:
         raise ApiError(400, "You must provide a model parameter", "model")

@@ -118,9 +118,10 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         "--lenient",
         action="store_true",
         help="validate like a lax (pydantic-style) single-model server, still answering right: "
-        "JSON sent as text/plain is read, any model name (or none) is served, and '32' or "
-        "true for 'dimensions' and numeric strings among token ids are read as integers, and "
-        "an unknown encoding_format as none (floats)",
+        "JSON sent as text/plain is read, any model (a name, none, or not a string) is served, "
+        "'32' or true for 'dimensions' and numeric strings among token ids are read as "
+        "integers, 'dimensions' 0 and an unknown encoding_format as none (floats), and an "
+        'input {"text": ...} as its text',
     )
 
 

@@ -17,7 +17,7 @@ from conformance.references import Recording, reference_cases
 from conformance.run.expect import Expect
 from conformance.run.settings import Settings
 from conformance.suite.pytest_fixtures import Answers
-from conformance.tolerances import LARGE_BATCH
+from conformance.tolerances import LARGE_BATCH, Tolerances
 from conformance.wire import Matrix
 
 CHUNK = 16  # inputs per request: a realistic batch, and few requests for the whole corpus
@@ -113,8 +113,8 @@ def reference_matrix(reference: Recording, cases: Sequence[Case]) -> Matrix:
     return reference.matrix([c.id for c in cases])
 
 
-# A check of agreement with recorded vectors, given the tier's (cosine, max |Δ|) limits
-AgreementCheck = Callable[[Comparison, float, float], Verdicts]
+# A check of agreement with recorded vectors, given the tier's limits
+AgreementCheck = Callable[[Comparison, Tolerances], Verdicts]
 
 
 def expect_agreement(
@@ -124,13 +124,23 @@ def expect_agreement(
     compared: Comparison,
     carriers: Sequence[Exchange],
 ) -> None:
-    """Judge agreement with the requirement's own check (cosine, then max |Δ|); the
+    """Judge agreement with the requirement's own check (cosine, its median, max |Δ|); the
     reproducer is the request that carried the worst input."""
-    t = settings.tolerances
-    results = check(compared, t.cosine_atol, t.reference_atol)
+    results = check(compared, settings.tolerances)
     for result in results:
         carrier = carriers[result.index] if result.index is not None else None
         expect(result, exchange=carrier, cases=compared.ids)
     if len(compared.ids) > 1:  # the margins of a whole set, printed under 'notes'
-        cosine, diff = (format_value(r.measured) for r in results[-2:])
-        expect.note(f"{compared.what}: 1 - cosine <= {cosine}, max |Δ| <= {diff}")
+        cosine, diff = format_value(results[0].measured), format_value(results[-1].measured)
+        median = f" (median {format_value(results[1].measured)})" if len(results) == 3 else ""
+        expect.note(f"{compared.what}: 1 - cosine <= {cosine}{median}, max |Δ| <= {diff}")
+
+
+def compared_with(
+    reference: Recording, actual: Matrix, expected: Matrix, ids: Sequence[str], what: str
+) -> Comparison:
+    """The server's vectors against the reference's, as directions when the reference
+    normalizes: the norm is normalization.unit-norm's to judge, once."""
+    if reference.normalized:
+        what += " (as directions: the norm is normalization.unit-norm's)"
+    return Comparison(actual, expected, ids, what, reference.normalized, reference.model)

@@ -4,7 +4,6 @@ are reported by the plugin at the end of the run."""
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
@@ -12,6 +11,7 @@ import pytest
 
 from conformance.checks import baseline as baseline_checks
 from conformance.checks.agreement import Comparison
+from conformance.checks.result import Verdicts
 from conformance.corpus import load_bad_requests
 from conformance.references import Recording
 from conformance.references.baseline import Baseline
@@ -21,6 +21,7 @@ from conformance.run.session import ConformanceSession
 from conformance.run.settings import Settings
 from conformance.suite.pytest_fixtures import Answers, BadAnswers
 from conformance.suite.reference_corpus import CASES, OVER_CONTEXT, embed_cases, expect_agreement
+from conformance.tolerances import Tolerances
 
 RECORD_HINT = "record one with: embedding-conformance golden record --from-endpoint OLD_URL"
 
@@ -68,13 +69,13 @@ def test_vectors_as_before(
         ids,
         f"{len(ids)} inputs vs the baseline ({baseline_recording.manifest['origin']})",
     )
-    expect_agreement(
-        expect,
-        functools.partial(baseline_checks.vectors, acceptance=acceptance),
-        settings,
-        compared,
-        carriers,
-    )
+
+    def vectors(compared: Comparison, limits: Tolerances) -> Verdicts:
+        return baseline_checks.vectors(
+            compared, limits.cosine_atol, limits.reference_atol, acceptance=acceptance
+        )
+
+    expect_agreement(expect, vectors, settings, compared, carriers)
 
 
 @pytest.mark.requirement("baseline.shape")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from conformance.checks import reference, status
-from conformance.checks.agreement import Comparison, cosine_distances
+from conformance.checks.agreement import cosine_distances
 from conformance.corpus import Case
 from conformance.references import Recording
 from conformance.run.expect import Expect
@@ -17,6 +17,7 @@ from conformance.suite.reference_corpus import (
     CASES,
     OVER_CONTEXT,
     compared_cases,
+    compared_with,
     embed_cases,
     expect_agreement,
     no_token_ids,
@@ -70,12 +71,8 @@ def test_every_input_agrees_with_the_reference(
         expect.series("agreement", ids, distances, settings.tolerances.cosine_atol)
         for note in owed_notes(cases, distances, settings.tolerances.cosine_atol):
             expect.note(note)
-    compared = Comparison(
-        actual,
-        expected,
-        ids,
-        f"{len(cases)} inputs vs {needs_reference.model} ({needs_reference.source})",
-    )
+    what = f"{len(cases)} inputs vs {needs_reference.model} ({needs_reference.source})"
+    compared = compared_with(needs_reference, actual, expected, ids, what)
     expect_agreement(expect, reference.agreement, settings, compared, carriers)
 
 
@@ -99,7 +96,7 @@ def test_input_past_the_context(
             return
         truncation = needs_reference.manifest["over_context"]
         what = f"truncated by the server vs by the reference ({truncation})"
-        compared = Comparison(actual, expected[None, :], [case_id], what)
+        compared = compared_with(needs_reference, actual, expected[None, :], [case_id], what)
     t = settings.tolerances
     verdicts = reference.over_context(exchange.status, compared, t.cosine_atol, t.reference_atol)
     for result in verdicts:
@@ -160,10 +157,8 @@ def test_token_ids_embed_like_their_text(
     exchange = answers.get(tokens, encoding_format="float")
     expect.refused(exchange, "token-id input")
     actual = expect.matrix(exchange, ids)
-    compared = Comparison(
-        actual,
-        reference_matrix(needs_reference, cases),
-        ids,
-        f"{len(ids)} token-id inputs (reference tokenizer) vs their text",
+    what = f"{len(ids)} token-id inputs (reference tokenizer) vs their text"
+    compared = compared_with(
+        needs_reference, actual, reference_matrix(needs_reference, cases), ids, what
     )
     expect_agreement(expect, reference.token_ids, settings, compared, [exchange] * len(ids))

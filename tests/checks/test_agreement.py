@@ -9,7 +9,10 @@ import numpy as np
 import pytest
 
 from conformance.checks.agreement import (
+    MEDIAN_INPUTS,
     Comparison,
+    as_directions,
+    check_agreement,
     check_cosine,
     check_max_abs_diff,
     cosine_distances,
@@ -18,7 +21,7 @@ from conformance.checks.agreement import (
 )
 from conformance.checks.reference import agreement, over_context, retrieval
 from conformance.checks.result import CheckResult
-from conformance.tolerances import TIERS
+from conformance.tolerances import MODEL_TIERS, TIERS
 
 Check = Callable[[np.ndarray, np.ndarray, Sequence[str], float, str], CheckResult]
 
@@ -191,9 +194,7 @@ def test_an_agreement_failure_names_the_tier_the_vectors_fit() -> None:
     noisy = exact + np.random.default_rng(3).normal(0.0, 2e-3, exact.shape)
     ids = [f"case-{i}" for i in range(16)]
     fp32 = TIERS["fp32"]
-    results = agreement(
-        Comparison(noisy, exact, ids, "golden"), fp32.cosine_atol, fp32.reference_atol
-    )
+    results = agreement(Comparison(noisy, exact, ids, "golden"), fp32)
     fitting = tier_hint(float(results[0].measured), float(results[1].measured))
     assert not any(r.passed for r in results)
     assert all(r.detail.endswith(fitting) for r in results)
@@ -203,7 +204,7 @@ def test_an_agreement_failure_names_the_tier_the_vectors_fit() -> None:
 def test_an_agreement_failure_past_every_tier_says_it_is_not_rounding() -> None:
     exact = unit_rows(4, 384)
     other = unit_rows(4, 384, seed=9)
-    results = agreement(Comparison(other, exact, IDS, "golden"), 1e-5, 1e-5)
+    results = agreement(Comparison(other, exact, IDS, "golden"), TIERS["fp32"])
     assert all("past every precision tier" in r.detail for r in results)
 
 
@@ -230,3 +231,82 @@ def test_the_tier_hint_lists_the_tiers_that_hold_tightest_first(
     one_minus_cosine: float, max_abs_diff: float, holding: str
 ) -> None:
     assert f"within the limits of {holding}:" in tier_hint(one_minus_cosine, max_abs_diff)
+
+
+# one cause, one FAIL: the norm is normalization.unit-norm's
+
+
+def test_vectors_of_another_norm_agree_as_directions_and_not_as_they_are() -> None:
+    """A server that skips the Normalize module answers the right directions at norms of 5 to
+    23 (llama.cpp): against a normalized reference its norm is judged once, elsewhere."""
+    exact = unit_rows(30, 384)
+    scaled = exact * np.linspace(5.0, 23.0, 30)[:, None]
+    as_they_are = agreement(Comparison(scaled, exact, ids_of(30), "golden"), TIERS["fp32"])
+    as_directions = agreement(
+        Comparison(scaled, exact, ids_of(30), "golden", directions=True), TIERS["fp32"]
+    )
+    assert not as_they_are[-1].passed  # max |Δ| of raw vectors: the norm judged again
+    assert all(r.passed for r in as_directions)
+
+
+def test_as_directions_leaves_zero_and_non_finite_rows_to_the_checks_that_name_them() -> None:
+    rows = np.array([[0.0, 0.0], [np.nan, 1.0], [3.0, 4.0]])
+    shown = as_directions(rows)
+    assert shown[0].tolist() == [0.0, 0.0]
+    assert np.isnan(shown[1, 0])
+    assert shown[2].tolist() == pytest.approx([0.6, 0.8])
+
+
+# no tier is blind: the median sees a systematic error
+
+
+def ids_of(count: int) -> list[str]:
+    return [f"case-{i}" for i in range(count)]
+
+
+def turned_by(exact: np.ndarray, one_minus_cosine: np.ndarray, seed: int = 5) -> np.ndarray:
+    """Each row of ``exact`` turned by the given 1 - cosine, in a random direction."""
+    other = unit_rows(len(exact), exact.shape[1], seed)
+    other -= (other * exact).sum(axis=1, keepdims=True) * exact  # orthogonal to each row
+    other /= np.linalg.norm(other, axis=1, keepdims=True)
+    cosine = 1.0 - one_minus_cosine
+    return cosine[:, None] * exact + np.sqrt(1.0 - cosine**2)[:, None] * other
+
+
+def test_a_systematic_error_fails_the_median_where_every_input_passes_alone() -> None:
+    """positions-shifted on MiniLM: every input moved a little (here 1 - cos 0.05 each), none
+    past MiniLM's q4_K_M worst-input limit (0.1), the median past its median limit (0.02)."""
+    limits = MODEL_TIERS["all-MiniLM-L6-v2"]["q4_k_m"]
+    exact = unit_rows(40, 384)
+    moved = turned_by(exact, np.full(40, 0.05))
+    cosine, median, _ = agreement(Comparison(moved, exact, ids_of(40), "golden"), limits)
+    assert cosine.passed
+    assert not median.passed
+    assert median.measured == pytest.approx(0.05)
+    assert "median 1 - cosine over 40 inputs" in median.detail
+
+
+def test_a_few_hard_inputs_far_out_pass_the_median() -> None:
+    """A correct quantized server: most inputs barely moved, a few far out (within the worst
+    input's limit)."""
+    limits = MODEL_TIERS["all-MiniLM-L6-v2"]["q4_k_m"]
+    exact = unit_rows(40, 384)
+    distances = np.full(40, 0.005)
+    distances[:5] = 0.08
+    results = agreement(Comparison(turned_by(exact, distances), exact, ids_of(40), "g"), limits)
+    assert all(r.passed for r in results[:2])
+
+
+def test_the_median_is_judged_only_over_a_set() -> None:
+    exact = unit_rows(MEDIAN_INPUTS - 1, 8)
+    results = check_agreement(
+        Comparison(exact, exact, ids_of(MEDIAN_INPUTS - 1), "few"), 1e-5, 1e-5, 1e-5
+    )
+    assert len(results) == 2
+
+
+def test_the_tier_hint_names_the_tiers_of_the_measured_model() -> None:
+    """MiniLM's vectors off by a median 0.05: inside q4_k_m for any model (0.2), not for MiniLM's
+    own q4_K_M weights (0.02)."""
+    assert "within the limits of q4_k_m:" in tier_hint(0.09, 0.09, 0.05)
+    assert "past every precision tier" in tier_hint(0.09, 0.09, 0.05, "all-MiniLM-L6-v2")

@@ -53,9 +53,28 @@ def test_lenient_keeps_texts_that_spell_numbers_as_texts() -> None:
 
 
 def test_lenient_still_rejects_what_no_validator_reads() -> None:
-    for fields in ({"input": "hi", "dimensions": "twelve"}, {"input": "hi", "model": 123}):
+    unreadable = (
+        {"input": "hi", "dimensions": "twelve"},
+        {"input": {"content": "hi"}},
+        {"input": [None, {"text": "hi"}]},
+    )
+    for fields in unreadable:
         with pytest.raises(ApiError):
             parse_embeddings_request(body(**fields), MODEL, lenient=True)
+
+
+def test_lenient_reads_what_a_lax_single_model_server_reads() -> None:
+    """A model that is not a string served as the one model; dimensions 0 as none; an object
+    holding a text as that text: the answers the fixture's equivalents stand for."""
+    assert parse_embeddings_request(body(input="hi", model=123), MODEL, lenient=True).inputs == [
+        "hi"
+    ]
+    zero = parse_embeddings_request(body(input="hi", dimensions=0), MODEL, lenient=True)
+    assert zero.dimensions is None
+    record = parse_embeddings_request(body(input={"text": "hi"}), MODEL, lenient=True)
+    assert record.inputs == ["hi"]
+    with pytest.raises(ApiError):
+        parse_embeddings_request(body(input={"text": "hi"}), MODEL)
 
 
 def test_text_plain_only_when_lenient() -> None:

@@ -52,9 +52,20 @@ def drawn(condition: Any) -> Labelled:
         (lambda body: isinstance(body.get("encoding_format"), str), "arguable"),
         (lambda body: isinstance(body.get("encoding_format"), int), "arguable"),
         (lambda body: body["input"] is None, "invalid"),  # errors.rejected: a MUST
-        (lambda body: isinstance(body["model"], int), "invalid"),
+        (lambda body: isinstance(body["model"], int), "arguable"),  # the one model, served
+        (lambda body: isinstance(body["input"], dict), "arguable"),  # {"text": ...} read
+        (lambda body: body["input"] == [None], "invalid"),
     ],
-    ids=["input []", "format ''", "format str", "format int", "input null", "model int"],
+    ids=[
+        "input []",
+        "format ''",
+        "format str",
+        "format int",
+        "input null",
+        "model int",
+        "input object",
+        "input [null]",
+    ],
 )
 def test_what_the_fuzzer_draws_is_labelled_at_the_fixtures_level(
     condition: Any, label: str
@@ -71,4 +82,6 @@ def test_every_kind_the_fixtures_call_hygiene_is_still_drawn() -> None:
         "encoding-format-unknown",
         "encoding-format-empty",
         "encoding-format-number",
+        "object-input",
+        "model-not-string",
     }

@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from conformance.tolerances import PRECISIONS, TIERS, Tolerances, tolerances_for
+from conformance.tolerances import (
+    MODEL_TIERS,
+    PRECISIONS,
+    TIERS,
+    Tolerances,
+    tier_of,
+    tolerances_for,
+)
 
 # tolerances_for
 
@@ -32,11 +39,49 @@ def test_lower_precision_tiers_are_looser() -> None:
     assert fp32.retrieval_tie < fp16.retrieval_tie < bf16.retrieval_tie
 
 
-def test_q4_k_m_holds_every_limit_of_q8_0_and_fp32() -> None:
-    """The quantized tiers nest: a fault the suite catches at q4_k_m (the mutation rows that
-    change vectors run there) it catches at q8_0 and fp32 too."""
-    fp32, q8_0, q4_k_m = (astuple(TIERS[tier]) for tier in ("fp32", "q8_0", "q4_k_m"))
+@pytest.mark.parametrize("model", [None, *MODEL_TIERS])
+def test_q4_k_m_holds_every_limit_of_q8_0_and_fp32(model: str | None) -> None:
+    """The quantized tiers nest, for any model and for each measured one: a fault the suite
+    catches at q4_k_m (the mutation rows that change vectors run there) it catches at q8_0 and
+    fp32 too."""
+    fp32, q8_0, q4_k_m = (astuple(tier_of(tier, model)) for tier in ("fp32", "q8_0", "q4_k_m"))
     assert all(a <= b <= c for a, b, c in zip(fp32, q8_0, q4_k_m, strict=True))
+
+
+@pytest.mark.parametrize("model", [None, *MODEL_TIERS])
+@pytest.mark.parametrize("precision", PRECISIONS)
+def test_no_tier_accepts_a_vector_at_right_angles_nor_halfway(
+    precision: str, model: str | None
+) -> None:
+    tier = tier_of(precision, model)
+    assert tier.cosine_atol <= 0.5
+    assert tier.cosine_median_atol <= tier.cosine_atol
+
+
+@pytest.mark.parametrize("precision", PRECISIONS)
+def test_a_measured_models_own_limits_are_never_looser_than_the_tiers(precision: str) -> None:
+    """The tier's limits for any model are the widest over the measured ones."""
+    for tiers in MODEL_TIERS.values():
+        own = astuple(tiers.get(precision, TIERS[precision]))
+        assert all(a <= b for a, b in zip(own, astuple(TIERS[precision]), strict=True))
+
+
+def test_the_model_is_found_in_any_case_with_or_without_its_organisation() -> None:
+    own = MODEL_TIERS["all-MiniLM-L6-v2"]["q4_k_m"]
+    assert tier_of("q4_k_m", "sentence-transformers/all-minilm-l6-v2") == own
+    assert tier_of("q4_k_m", "all-MiniLM-L6-v2") == own
+    assert own.cosine_median_atol < TIERS["q4_k_m"].cosine_median_atol
+    assert tier_of("q4_k_m", "some-other-model") == TIERS["q4_k_m"]
+    assert tier_of("fp32", "all-MiniLM-L6-v2") == TIERS["fp32"]  # measured: q8_0, q4_k_m
+
+
+def test_an_override_applies_over_the_models_own_limits() -> None:
+    tolerances = tolerances_for("q4_k_m", "all-MiniLM-L6-v2", cosine_atol=0.3)
+    assert tolerances.cosine_atol == 0.3
+    assert (
+        tolerances.cosine_median_atol
+        == MODEL_TIERS["all-MiniLM-L6-v2"]["q4_k_m"].cosine_median_atol
+    )
 
 
 @pytest.mark.parametrize("precision", ["q8_0", "q4_k_m"])
@@ -60,11 +105,10 @@ def test_all_overrides_apply() -> None:
         base64_atol=3.0,
         reference_atol=4.0,
         cosine_atol=5.0,
-        retrieval_tie=6.0,
+        cosine_median_atol=6.0,
+        retrieval_tie=7.0,
     )
-    assert tolerances == Tolerances(
-        1.0, 2.0, 3.0, reference_atol=4.0, cosine_atol=5.0, retrieval_tie=6.0
-    )
+    assert tolerances == Tolerances(1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0)
 
 
 def test_zero_override_is_applied_not_ignored() -> None:
@@ -79,21 +123,31 @@ def test_overrides_do_not_change_the_tier() -> None:
 
 
 def test_the_documented_tier_table_is_tiers() -> None:
-    """docs/precision.md's table of tiers shows each tier's limits as tolerances.py holds them."""
+    """docs/precision.md's table of tiers shows each tier's limits as tolerances.py holds them,
+    and each measured model's own ("q4_k_m, all-MiniLM-L6-v2")."""
     guide = Path(__file__).resolve().parents[2] / "docs" / "precision.md"
     readme = guide.read_text(encoding="utf-8")
     rows = {
-        cells[0]: cells
+        cells[0].strip("`"): cells
         for line in readme.splitlines()
         if line.startswith("| ") and (cells := [c.strip() for c in line.strip("|").split("|")])
     }
-    for name, tier in TIERS.items():
-        shown = [float(cell) for cell in rows[name][2:7]]
+    tiers = {
+        **TIERS,
+        **{
+            f"{name}, {model}": tier
+            for model, own in MODEL_TIERS.items()
+            for name, tier in own.items()
+        },
+    }
+    for name, tier in tiers.items():
+        shown = [float(cell) for cell in rows[name][2:8]]
         assert shown == [
             tier.vector_atol,
             tier.norm_atol,
             tier.reference_atol,
             tier.cosine_atol,
+            tier.cosine_median_atol,
             tier.retrieval_tie,
         ], name
         assert tier.base64_atol == tier.vector_atol  # one column shows both
