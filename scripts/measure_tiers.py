@@ -334,7 +334,7 @@ FIELDS = {
 }
 
 # No limit may accept a vector at right angles to the reference (1 - cosine 1), nor one
-# halfway there: a limit the margin takes past this is held at it, and says so (CAPPED).
+# halfway there: a limit the margin takes past this is held at it (the page names it).
 CEILINGS = {"cosine_atol": 0.5}
 
 
@@ -405,12 +405,21 @@ def verdicts(
     return problems
 
 
-def write(measured: list[dict[str, Any]], limits: dict[str, dict[str, float]]) -> None:
+def tier_document(measured: list[dict[str, Any]]) -> dict[str, Any]:
+    """measurement.json: the measurements and the tiers' limits, over both models and each."""
+    return {
+        "margin": MARGIN,
+        "measured": measured,
+        "limits": derive(measured),
+        "by_model": derive_by_model(measured),
+    }
+
+
+def write(document: dict[str, Any]) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    by_model = derive_by_model(measured)
-    document = {"margin": MARGIN, "measured": measured, "limits": limits, "by_model": by_model}
     (OUT / "measurement.json").write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
-    (OUT / "README.md").write_text(markdown(measured, limits, by_model), encoding="utf-8")
+    readme = markdown(document["measured"], document["limits"], document["by_model"])
+    (OUT / "README.md").write_text(readme, encoding="utf-8")
     print(f"wrote {OUT / 'measurement.json'} and {OUT / 'README.md'}")
 
 
@@ -471,7 +480,7 @@ def markdown(
         "|---|" + "---|" * len(FIELD_NAMES),
     ]
     for tier, derived in limits.items():
-        cells = [_g(derived[f]) if f in derived else "—" for f in FIELD_NAMES]
+        cells = _limit_cells(derived)
         lines.append(f"| {tier} | " + " | ".join(cells) + " |")
         if tier in CONFIRMED:
             published = dataclasses.asdict(TIERS[tier])
@@ -479,7 +488,7 @@ def markdown(
             lines.append(f"| {tier} as published | " + " | ".join(cells) + " |")
     for model, own in by_model.items():
         for tier, derived in own.items():
-            cells = [_g(derived[f]) if f in derived else "—" for f in FIELD_NAMES]
+            cells = _limit_cells(derived)
             lines.append(f"| {tier}, {model} | " + " | ".join(cells) + " |")
     lines += [
         "",
@@ -501,6 +510,11 @@ FIELD_NAMES = (
     "cosine_median_atol",
     "retrieval_tie",
 )
+
+
+def _limit_cells(limits: dict[str, float]) -> list[str]:
+    """A row of a limits table: each of FIELD_NAMES, or a dash where not derived."""
+    return [_g(limits[f]) if f in limits else "—" for f in FIELD_NAMES]
 
 
 def _g(value: float) -> str:
@@ -608,7 +622,7 @@ def kernel_markdown(document: dict[str, Any]) -> str:
     rows = [("any model", document["limits"].get(KERNEL, {}))]
     rows += [(model, own[KERNEL]) for model, own in document["by_model"].items()]
     for label, limits in rows:
-        cells = [_g(limits[f]) if f in limits else "—" for f in FIELD_NAMES]
+        cells = _limit_cells(limits)
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -678,12 +692,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"score change {measured[-1]['retrieval']['max_score_change']:.3g}",
                 flush=True,
             )
-    limits = derive(measured)
-    problems = verdicts(limits, derive_by_model(measured))
+    document = tier_document(measured)
+    problems = verdicts(document["limits"], document["by_model"])
     for line in problems:
         print(line)
     if not args.check:
-        write(measured, limits)
+        write(document)
     return 1 if problems else 0
 
 
@@ -691,11 +705,11 @@ def render_recorded() -> int:
     """Both pages again from the recorded measurements, their limits derived anew."""
     measured = json.loads((OUT / "measurement.json").read_text(encoding="utf-8"))["measured"]
     kernel = json.loads((OUT / "kernel.json").read_text(encoding="utf-8"))["measured"]
-    limits, document = derive(measured), kernel_document(kernel)
-    problems = verdicts(limits, derive_by_model(measured))
-    problems += verdicts(document["limits"], document["by_model"])
-    write(measured, limits)
-    write_kernel(document)
+    tiers, kernels = tier_document(measured), kernel_document(kernel)
+    problems = verdicts(tiers["limits"], tiers["by_model"])
+    problems += verdicts(kernels["limits"], kernels["by_model"])
+    write(tiers)
+    write_kernel(kernels)
     for line in problems:
         print(line)
     return 1 if problems else 0
