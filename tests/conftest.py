@@ -42,6 +42,14 @@ os.environ["XDG_RUNTIME_DIR"] = RUNTIME_DIR
 os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(RUNTIME_DIR, "torchinductor"))
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: there only when it is installed
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: one worker more than this process has cores. Most of these tests wait on a
+    single-threaded server, a timeout or a hung peer, and a core stays idle while they do; the
+    extra worker fills it."""
+    return len(os.sched_getaffinity(0)) + 1
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(RUNTIME_DIR, ignore_errors=True)
 
