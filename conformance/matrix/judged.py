@@ -2,13 +2,16 @@
 
 A verdict is only as current as the requirements, the inputs and the reference vectors that
 produced it. The suite's version cannot tell two catalogues apart (0.1.0 judged both), so each
-column records a digest of each (``judged_with``); ``matrix check`` recomputes them from the
-installed package and calls a column stale when any differs, so that a change to the catalogue,
-the corpus or a golden cannot land with the matrix still showing verdicts of the old one.
+column records a digest of each (``judged_with``), and of the code that judges (the checks, the
+suite's tests, the tolerances); ``matrix check`` recomputes them from the installed package and
+calls a column stale when any differs, so that a change to the catalogue, the corpus, a golden,
+a check or a tier cannot land with the matrix still showing verdicts of the old one.
 """
 
 from __future__ import annotations
 
+import ast
+import functools
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
@@ -26,7 +29,17 @@ LABELS = {  # each recorded digest, by what a reader calls it
     "catalogue_sha256": "catalogue",
     "corpus_sha256": "corpus",
     "golden_sha256": "golden",
+    "checks_sha256": "checks",
 }
+# The code whose change can change a verdict, under the package: the check functions, the suite's
+# tests and fixtures (what is sent, how it is judged), the reading of an answer (wire), the
+# tolerances, and how checks' results become a requirement's verdict. The HTTP client is not: it
+# carries requests and answers unread. The gate's own modules are left out: the matrix never
+# runs --baseline.
+JUDGING_CODE = (
+    "checks", "suite", "verdicts", "wire.py", "tolerances.py", "run/expect.py", "run/settings.py"
+)  # fmt: skip
+GATE_ONLY = ("checks/baseline.py", "suite/test_baseline.py", "verdicts/baseline_gate.py")
 
 
 def fixtures_root() -> Path:
@@ -59,6 +72,28 @@ def golden_sha256(models: Iterable[str]) -> str:
     return _digest((path.relative_to(root).as_posix(), _canonical(path)) for path in files)
 
 
+def package_root() -> Path:
+    return Path(str(resources.files("conformance")))
+
+
+def checks_sha256() -> str:
+    """Digest of the judging code (JUDGING_CODE) as Python parses it: comments, docstrings and
+    layout left out, so that rewording one makes no column stale; any change to what the code
+    does, even one that turns out to change no verdict, does."""
+    return _checks_sha256(package_root())
+
+
+@functools.cache  # the installed code, once a process (matrix check asks for every column)
+def _checks_sha256(root: Path) -> str:
+    files = sorted(
+        path
+        for part in JUDGING_CODE
+        for path in ([root / part] if part.endswith(".py") else (root / part).glob("*.py"))
+        if path.relative_to(root).as_posix() not in GATE_ONLY
+    )
+    return _digest((path.relative_to(root).as_posix(), _code(path)) for path in files)
+
+
 def models_of(document: Mapping[str, Any]) -> list[str]:
     """The models whose goldens judged a results document: the served one (a bundled golden is
     its default reference) and the golden it names, if another was chosen."""
@@ -77,6 +112,7 @@ def recorded(document: Mapping[str, Any]) -> dict[str, str]:
         "catalogue_sha256": str(document["suite"]["catalogue_sha256"]),
         "corpus_sha256": corpus_sha256(),
         "golden_sha256": golden_sha256(models_of(document)),
+        "checks_sha256": checks_sha256(),
     }
 
 
@@ -87,6 +123,7 @@ def installed(document: Mapping[str, Any]) -> dict[str, str]:
         "catalogue_sha256": catalogue_sha256(),
         "corpus_sha256": corpus_sha256(),
         "golden_sha256": golden_sha256(models_of(document)),
+        "checks_sha256": checks_sha256(),
     }
 
 
@@ -106,6 +143,32 @@ def _canonical(path: Path) -> bytes:
         return path.read_bytes()
     value = json.loads(path.read_text(encoding="utf-8"))
     return json.dumps(value, sort_keys=True, separators=(",", ":")).encode("utf-8")
+
+
+def _code(path: Path) -> bytes:
+    """A module's syntax tree, docstrings left out, in a form that reads alike on every Python
+    this package supports (fields a newer Python adds empty are left out, as unset ones are)."""
+    return json.dumps(_tree(ast.parse(path.read_bytes())), separators=(",", ":")).encode()
+
+
+def _tree(node: object) -> object:
+    if isinstance(node, list):
+        return [_tree(item) for item in node if not _is_docstring(item)]
+    if not isinstance(node, ast.AST):
+        return repr(node)
+    fields = ((name, value) for name, value in ast.iter_fields(node) if name != "ctx")
+    return [
+        type(node).__name__,
+        {name: _tree(value) for name, value in fields if value not in (None, [])},
+    ]
+
+
+def _is_docstring(node: object) -> bool:
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    )
 
 
 def _digest(files: Iterable[tuple[str, bytes]]) -> str:

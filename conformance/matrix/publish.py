@@ -99,7 +99,7 @@ def _run(
 # What each column was judged with (matrix.json's "judged_with" of a peer)
 
 STALE = "STALE"
-DIGESTS = ("catalogue", "corpus", "golden")
+DIGESTS = ("catalogue", "corpus", "golden", "checks")
 
 
 def judged_with(entry: Mapping[str, Any]) -> dict[str, str] | None:

@@ -20,6 +20,7 @@ def judged(catalogue: str = DIGEST) -> dict[str, str]:
         "catalogue_sha256": catalogue,
         "corpus_sha256": "cd" * 32,
         "golden_sha256": "ef" * 32,
+        "checks_sha256": "12" * 32,
     }
 
 

@@ -1,8 +1,9 @@
 """A published column says what judged it, and ``matrix check`` calls it stale when the
-installed suite's catalogue, corpus, goldens or version differ: a column freshly recorded
-passes, and one requirement added, one corpus case added or one golden re-recorded fails it,
-named. Columns are published through the build's own path (keep_reports, _publish) from a
-results document of the bundled reference server; no peer is started."""
+installed suite's catalogue, corpus, goldens, judging code or version differ: a column freshly
+recorded passes, and one requirement added, one corpus case added, one golden re-recorded or one
+check or tier changed fails it, named. Columns are published through the build's own path
+(keep_reports, _publish) from a results document of the bundled reference server; no peer is
+started."""
 
 from __future__ import annotations
 
@@ -73,6 +74,7 @@ def test_a_freshly_recorded_column_is_current(published: Path) -> None:
         "catalogue_sha256": catalogue_sha256(),
         "corpus_sha256": judged.corpus_sha256(),
         "golden_sha256": judged.golden_sha256(["all-MiniLM-L6-v2"]),
+        "checks_sha256": judged.checks_sha256(),
     }
     assert verify.problems(published) == []
     assert check(published) == 0
@@ -149,6 +151,56 @@ def test_another_models_golden_leaves_the_columns_current(
     published: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     regolden(tmp_path, monkeypatch, "minilm-matryoshka")
+    assert verify.problems(published) == []
+
+
+def recoded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str, old: str, new: str
+) -> None:
+    """The installed package as a copy, the first ``old`` in ``module`` replaced by ``new``."""
+    root = copy_of(judged.package_root(), tmp_path)
+    path = root / module
+    source = path.read_text()
+    assert old in source, old
+    path.write_text(source.replace(old, new, 1))
+    monkeypatch.setattr(judged, "package_root", lambda: root)
+
+
+def test_a_changed_tier_makes_every_column_stale(
+    published: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mini = '"q4_k_m": _tier(2e-2, 1e-3, 0.1, 0.1, 2e-2, 0.1)'  # MiniLM's own q4_k_m limits
+    recoded(tmp_path, monkeypatch, "tolerances.py", mini, mini.replace("0.1, 0.1", "0.1, 1.0"))
+    found = verify.problems(published)
+    assert [problem.split(":")[0] for problem in found] == ["alpha", "beta"]
+    assert all("another checks " in problem for problem in found), found
+
+
+def test_a_changed_check_makes_every_column_stale(
+    published: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recoded(tmp_path, monkeypatch, "checks/normalization.py", "atol)\n", "atol * 10)\n")
+    assert len(verify.problems(published)) == 2
+
+
+@pytest.mark.parametrize(
+    ("module", "old", "new"),
+    [
+        ("checks/normalization.py", "from __future__", "# reworded\nfrom __future__"),
+        ("tolerances.py", '"""', '"""Reworded. '),  # the module's docstring
+        ("suite/test_baseline.py", "def ", "def _unused() -> None:\n    pass\n\n\ndef "),
+    ],
+)
+def test_a_comment_a_docstring_or_the_gate_leaves_the_columns_current(
+    published: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    module: str,
+    old: str,
+    new: str,
+) -> None:
+    """Rewording changes no verdict; the gate's modules judge no column (no --baseline)."""
+    recoded(tmp_path, monkeypatch, module, old, new)
     assert verify.problems(published) == []
 
 
