@@ -9,9 +9,16 @@ from typing import Any
 from conformance.checks.agreement import Comparison, check_agreement
 from conformance.checks.result import CheckResult, Verdicts
 
+NAMED = 8  # changes a failure names; a gateway or an upgrade that changes more shows the count
+
 
 def _none_changed(changes: list[str], total: int, what: str) -> CheckResult:
-    detail = f"{len(changes)} of {total} {what}" + (f"; first: {changes[0]}" if changes else "")
+    """Every change named (up to NAMED): whoever triages a gate reads what changed, not its
+    first item."""
+    detail = f"{len(changes)} of {total} {what}"
+    if changes:
+        more = f"; and {len(changes) - NAMED} more" if len(changes) > NAMED else ""
+        detail += ": " + "; ".join(changes[:NAMED]) + more
     return CheckResult(not changes, len(changes), "== 0", float(-len(changes)), detail)
 
 

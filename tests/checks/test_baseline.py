@@ -52,7 +52,7 @@ def test_same_acceptance_fails_on_a_change_either_way(rejected_now: set[str], ch
     assert not result.passed
     assert result.measured == 1
     assert result.margin == -1.0
-    assert result.detail == f"1 of 3 inputs accepted or rejected differently; first: {change}"
+    assert result.detail == f"1 of 3 inputs accepted or rejected differently: {change}"
 
 
 # shape
@@ -72,21 +72,29 @@ def test_shape_kept_fails_on_a_dropped_field() -> None:
     result = shape(SHAPE, shape_with("float", "data[].index:number", None))
     assert not result.passed
     assert result.measured == 1
-    assert result.detail.endswith("; first: float output: data[].index:number")
+    assert result.detail.endswith(": float output: data[].index:number")
 
 
 def test_shape_kept_fails_on_a_retyped_field() -> None:
     now = shape_with("base64", "data[].embedding:string", "data[].embedding:array")
     result = shape(SHAPE, now)
     assert not result.passed
-    assert result.detail.endswith("; first: base64 output: data[].embedding:string")
+    assert result.detail.endswith(": base64 output: data[].embedding:string")
 
 
-def test_shape_kept_names_the_first_lost_path() -> None:
+def test_shape_kept_names_every_lost_path() -> None:
     now = {"float": ["$:object"], "base64": SHAPE["base64"]}
     result = shape(SHAPE, now)
     assert result.measured == 3
-    assert result.detail == "3 of 8 fields lost or retyped; first: float output: data:array"
+    lost = "data:array; float output: data[].embedding:array; float output: data[].index:number"
+    assert result.detail == f"3 of 8 fields lost or retyped: float output: {lost}"
+
+
+def test_past_eight_changes_the_rest_are_counted() -> None:
+    before = {"float": [f"field{i}:number" for i in range(11)]}
+    result = shape(before, {"float": []})
+    assert result.detail.count("float output: ") == 8
+    assert result.detail.endswith("float output: field7:number; and 3 more")
 
 
 # errors
@@ -101,13 +109,13 @@ def test_errors_kept_passes_on_the_same_answers() -> None:
 def test_errors_kept_fails_on_a_status_change() -> None:
     result = errors(ERRORS, errors_with("malformed-json", status=500))
     assert not result.passed
-    assert result.detail.endswith("first: malformed-json: HTTP 400 before, HTTP 500 now")
+    assert result.detail.endswith(": malformed-json: HTTP 400 before, HTTP 500 now")
 
 
 def test_errors_kept_fails_when_the_envelope_stops_conforming() -> None:
     result = errors(ERRORS, errors_with("malformed-json", envelope=False))
     assert not result.passed
-    assert result.detail.endswith("first: malformed-json: the error envelope no longer conforms")
+    assert result.detail.endswith(": malformed-json: the error envelope no longer conforms")
 
 
 def test_errors_kept_passes_when_the_envelope_starts_conforming() -> None:
