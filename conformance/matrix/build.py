@@ -211,9 +211,9 @@ def _judge(
     """The full suite against the peer, as a user runs it: its kept reports go to ``dest``."""
     with tempfile.TemporaryDirectory(prefix="ec-matrix-") as scratch:
         reports = Path(scratch) / "reports"
-        # --certify refuses --reference none (exit 4, no report): such a column is judged
-        # uncertified and its page says why (publish._verdict)
-        args = [*([] if peer.unreferenced else ["--certify"]), "--report-dir", str(reports)]
+        # --certify refuses --reference none and a part of the suite (exit 4, no report): such
+        # a column is judged uncertified and its page says why (publish._verdict)
+        args = [*(["--certify"] if peer.certifiable else []), "--report-dir", str(reports)]
         outcome.exit_code, outcome.suite_s = run_suite(peer, values, args, log)
         results = reports / RESULTS
         if not results.exists():

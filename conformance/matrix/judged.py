@@ -34,8 +34,8 @@ LABELS = {  # each recorded digest, by what a reader calls it
 # The code whose change can change a verdict, under the package: the check functions, the suite's
 # tests and fixtures (what is sent, how it is judged), the reading of an answer (wire), the
 # tolerances, and how checks' results become a requirement's verdict. The HTTP client is not: it
-# carries requests and answers unread. The gate's own modules are left out: the matrix never
-# runs --baseline.
+# carries requests and answers unread. The gate's own modules count only for a column judged
+# with --baseline (a gateway against its upstream).
 JUDGING_CODE = (
     "checks", "suite", "verdicts", "wire.py", "tolerances.py", "run/expect.py", "run/settings.py"
 )  # fmt: skip
@@ -76,20 +76,21 @@ def package_root() -> Path:
     return Path(str(resources.files("conformance")))
 
 
-def checks_sha256() -> str:
-    """Digest of the judging code (JUDGING_CODE) as Python parses it: comments, docstrings and
-    layout left out, so that rewording one makes no column stale; any change to what the code
-    does, even one that turns out to change no verdict, does."""
-    return _checks_sha256(package_root())
+def checks_sha256(gate: bool = False) -> str:
+    """Digest of the judging code (JUDGING_CODE; with ``gate``, the gate's modules too) as
+    Python parses it: comments, docstrings and layout left out, so that rewording one makes no
+    column stale; any change to what the code does, even one that turns out to change no
+    verdict, does."""
+    return _checks_sha256(package_root(), gate)
 
 
 @functools.cache  # the installed code, once a process (matrix check asks for every column)
-def _checks_sha256(root: Path) -> str:
+def _checks_sha256(root: Path, gate: bool) -> str:
     files = sorted(
         path
         for part in JUDGING_CODE
         for path in ([root / part] if part.endswith(".py") else (root / part).glob("*.py"))
-        if path.relative_to(root).as_posix() not in GATE_ONLY
+        if gate or path.relative_to(root).as_posix() not in GATE_ONLY
     )
     return _digest((path.relative_to(root).as_posix(), _code(path)) for path in files)
 
@@ -112,7 +113,7 @@ def recorded(document: Mapping[str, Any]) -> dict[str, str]:
         "catalogue_sha256": str(document["suite"]["catalogue_sha256"]),
         "corpus_sha256": corpus_sha256(),
         "golden_sha256": golden_sha256(models_of(document)),
-        "checks_sha256": checks_sha256(),
+        "checks_sha256": checks_sha256(gate="baseline" in document),
     }
 
 
@@ -123,7 +124,7 @@ def installed(document: Mapping[str, Any]) -> dict[str, str]:
         "catalogue_sha256": catalogue_sha256(),
         "corpus_sha256": corpus_sha256(),
         "golden_sha256": golden_sha256(models_of(document)),
-        "checks_sha256": checks_sha256(),
+        "checks_sha256": checks_sha256(gate="baseline" in document),
     }
 
 

@@ -92,6 +92,19 @@ class Peer:
         args = self.suite_args
         return "--reference=none" in args or ("--reference", "none") in pairwise(args)
 
+    @property
+    def gate_only(self) -> bool:
+        """Judged by the gate's requirements alone against a baseline it records at its start
+        (a gateway against the server it fronts): a part of the suite, which ``--certify``
+        refuses."""
+        return "--baseline" in self.suite_args and ("--requirements", "baseline.") in pairwise(
+            self.suite_args
+        )
+
+    @property
+    def certifiable(self) -> bool:
+        return not (self.unreferenced or self.gate_only)
+
 
 @dataclass(frozen=True)
 class Catalogue:

@@ -274,6 +274,12 @@ UNREFERENCED = (
 )
 
 
+GATE_ONLY = (
+    "NOT CERTIFIED: THE GATE ONLY, what it changes against the server it fronts (--baseline "
+    "recorded from that server; everything else is judged in its own column); gate: {verdict}"
+)
+
+
 def served_model(document: Mapping[str, Any] | None) -> str:
     """The model a column's server served (the name the suite asked for), "—" without a run."""
     if document is None:
@@ -286,6 +292,8 @@ def _verdict(entry: Mapping[str, Any], document: Mapping[str, Any] | None) -> st
         return f"{entry['state']}: {entry.get('reason') or 'no results'}"
     if (document.get("reference") or {}).get("kind") == "none":
         return UNREFERENCED.format(verdict=document.get("verdict", "?"))
+    if "baseline" in document and not document.get("certification"):
+        return GATE_ONLY.format(verdict=document.get("verdict", "?"))
     certification = document.get("certification") or {}
     return "CERTIFIED" if certification.get("certified") else "NOT CERTIFIED"
 

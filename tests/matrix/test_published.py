@@ -117,6 +117,7 @@ def test_the_gate_page_is_what_its_two_runs_say() -> None:
 README_ROWS = {
     "bare vLLM 0.32.0 and 0.31.0": ("vllm-0.32.0", "vllm-0.31.0"),
     "LiteLLM proxy": ("litellm",),
+    "LiteLLM proxy 1.110.2, against": ("litellm-gateway",),
     "infinity-emb": ("infinity",),
     "open-text-embeddings": ("open-text-embeddings",),
     "Xinference": ("xinference",),
