@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "house.py"
 
 PLAN = (  # floor 0 first
-    {"wire", "tolerances", "corpus", "files", "runtime_dir", "api_key"},  # plain data, limits
+    # plain data, limits, what clients send
+    {"wire", "tolerances", "corpus", "files", "runtime_dir", "api_key", "client_profiles"},
     {"requirements", "checks", "client", "variants"},  # the catalogue, pure checks, HTTP
     # verdict rules; fetched models; every option (the plugin's light path); the references
     {"verdicts", "models", "options", "references"},
