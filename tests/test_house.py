@@ -7,15 +7,15 @@ tests/test_purity.py)."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
+from tests.support.scripts import load_script
+
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "scripts" / "house.py"
 
 PLAN = (  # floor 0 first
     # plain data, limits, what clients send
@@ -34,11 +34,7 @@ PURE = {"checks": CHECKS, "verdicts": VERDICTS, "reporting": VERDICTS | {"verdic
 
 @pytest.fixture(scope="module")
 def house() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("house", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("house")
 
 
 def floor_of(room: str) -> int:

@@ -107,13 +107,11 @@ def models_of(document: Mapping[str, Any]) -> list[str]:
 
 def recorded(document: Mapping[str, Any]) -> dict[str, str]:
     """What a column was judged with, recorded as its suite run ends: the version and catalogue
-    that run reports, the corpus and goldens of the same installed package."""
+    that run reports, the corpus, goldens and judging code of the same installed package."""
     return {
+        **installed(document),
         "suite_version": str(document["suite"]["version"]),
         "catalogue_sha256": str(document["suite"]["catalogue_sha256"]),
-        "corpus_sha256": corpus_sha256(),
-        "golden_sha256": golden_sha256(models_of(document)),
-        "checks_sha256": checks_sha256(gate="baseline" in document),
     }
 
 

@@ -3,7 +3,6 @@ file that is not one is refused with what is wrong, and docs/clients.md is what 
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from importlib import resources
 from pathlib import Path
@@ -12,13 +11,13 @@ from types import ModuleType
 import pytest
 
 from conformance.client_profiles import ECOSYSTEMS, problems, profiles
+from tests.support.scripts import load_script
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "client_profiles_page.py"
 # the clients issue 58 names: the SDKs, the frameworks' embeddings classes, plain HTTP
 CLIENTS = {
     "openai-python",
@@ -78,11 +77,7 @@ def test_a_file_that_is_not_a_profile_says_what_is_wrong(change: object, message
 
 
 def page_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("client_profiles_page", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("client_profiles_page")
 
 
 def test_the_clients_page_is_what_the_profiles_make() -> None:

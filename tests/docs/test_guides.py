@@ -3,7 +3,6 @@ every guide; guides whose links lead somewhere; the options guide's table is the
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shlex
 from dataclasses import replace
@@ -14,10 +13,10 @@ import pytest
 
 from conformance.cli import build_parser
 from conformance.options import OPTIONS
+from tests.support.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
-SCRIPTS = ROOT / "scripts"
 GUIDES = sorted((ROOT / "docs").glob("*.md"))
 PAGES = [README, ROOT / "CONTRIBUTING.md", *GUIDES]
 README_LINES = 300
@@ -41,11 +40,7 @@ def test_every_relative_link_leads_to_a_file(page: Path) -> None:
 
 def options_table() -> ModuleType:
     """scripts/options_table.py, which makes docs/options.md's table from the option table."""
-    spec = importlib.util.spec_from_file_location("options_table", SCRIPTS / "options_table.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("options_table")
 
 
 def test_the_options_guide_shows_the_table_the_options_make() -> None:

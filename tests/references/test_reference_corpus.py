@@ -4,7 +4,6 @@ every rule, and the rules on control and invisible characters see what they are 
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
@@ -14,17 +13,12 @@ import pytest
 
 from conformance.references import reference_cases
 from conformance.suite.reference_corpus import CASES, owed_notes
-
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "make_reference_corpus.py"
+from tests.support.scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("make_reference_corpus", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("make_reference_corpus")
 
 
 @pytest.fixture

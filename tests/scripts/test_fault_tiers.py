@@ -4,33 +4,19 @@ agrees with the mutation table. Measuring again needs nothing but this package, 
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
 from tests.e2e.test_suite_verdicts import LOOSEST, MUTATIONS, SEEN_ONLY_AT
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def script() -> ModuleType:
-    path = ROOT / "scripts" / "fault_tiers.py"
-    spec = importlib.util.spec_from_file_location("fault_tiers", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    sys.path.insert(0, str(path.parent))  # it imports measure_tiers beside it, as run there
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(path.parent))
-    return module
+    return load_script("fault_tiers")  # it imports measure_tiers beside it, as run there
 
 
 @pytest.fixture(scope="module")

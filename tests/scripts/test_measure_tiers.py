@@ -4,27 +4,21 @@ llama.cpp (tox -e tiers); this checks that nobody changed a limit, or the rule, 
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
+from tests.support.scripts import load_script
+
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "scripts" / "measure_tiers.py"
 
 
 @pytest.fixture(scope="module")
 def script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("measure_tiers", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_script("measure_tiers")  # its dataclasses look their module up there
 
 
 @pytest.fixture(scope="module")
