@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from conformance.checks.result import CheckResult, Verdicts, at_most
+from conformance.checks.status import unmeasurable
 from conformance.tolerances import KERNEL, TIERS, tier_of
 from conformance.wire import Matrix, Vector
 
@@ -22,13 +23,8 @@ MEDIAN_INPUTS = 20
 def _shapes_differ(actual: Matrix, expected: Matrix, what: str) -> CheckResult | None:
     if actual.shape == expected.shape:
         return None
-    return CheckResult(
-        False,
-        f"shape {actual.shape}",
-        f"shape {expected.shape}",
-        None,
-        f"{what}: the vectors cannot be compared (see dimension.*)",
-    )
+    cannot = unmeasurable(f"{what}: the vectors cannot be compared", because=("dimension.*",))
+    return replace(cannot, measured=f"shape {actual.shape}", limit=f"shape {expected.shape}")
 
 
 def _worst(per_input: Vector, ids: Sequence[str]) -> str:

@@ -15,6 +15,9 @@ class CheckResult:
     margin: float | None  # headroom to the limit; negative when violated, None if not numeric
     detail: str  # what was measured, in words, naming the worst input
     index: int | None = None  # position of the worst input in the request, if any
+    # requirements whose failure left this one unmeasurable ("area.*" names an area): when one
+    # of them fails in the same run, this failure follows from it (verdicts/causes.py)
+    follows_from: tuple[str, ...] = ()
 
     def describe(self) -> str:
         margin = "" if self.margin is None else f", margin {self.margin:.3g}"

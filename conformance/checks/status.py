@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from conformance.checks.result import CheckResult
 
 EMBEDDED = "HTTP 200 with an embeddings envelope"
@@ -75,11 +77,20 @@ def check_refusal_allowed(status: int, alternative: str) -> CheckResult:
     )
 
 
-def unmeasurable(reason: str) -> CheckResult:
+def unmeasurable(reason: str, because: Sequence[str] = ()) -> CheckResult:
     """The verdict on a requirement whose measurement the server's answer made impossible
     (vectors that cannot be stacked, no base64 where base64 was asked, no token count): the
-    suite fails closed, because a skip would let a broken server pass unseen."""
-    return CheckResult(False, "not measurable", "an answer it can be measured on", None, reason)
+    suite fails closed, because a skip would let a broken server pass unseen. ``because``: the
+    requirements that judge what made it so; the failure follows from theirs."""
+    see = f" (see {', '.join(because)})" if because else ""
+    return CheckResult(
+        False,
+        "not measurable",
+        "an answer it can be measured on",
+        None,
+        reason + see,
+        follows_from=tuple(because),
+    )
 
 
 def no_answer(expected: str, reason: str, measured: str = "no answer") -> CheckResult:

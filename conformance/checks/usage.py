@@ -31,6 +31,7 @@ def counts_tokens(
     ids: Sequence[str],
     distances: Sequence[float | None] | None = None,
     cosine_atol: float = 0.0,
+    vectors_judged_by: Sequence[str] = (),
 ) -> CheckResult:
     """Each input's prompt_tokens is its token count by the reference tokenizer, with all, some
     or none of the special tokens it adds ([CLS], [SEP]): servers differ there, clients do not
@@ -47,7 +48,7 @@ def counts_tokens(
     server tokenized that input otherwise and reference.agreement fails it; the record names
     those inputs. Precision loss barely turns a vector, so it never excuses a count. When no
     input's vector agrees, a differing count cannot be told from a tokenizer's: not measurable,
-    a FAIL naming reference.agreement."""
+    a FAIL that follows from the requirements ``vectors_judged_by`` names (reference.agreement)."""
     distances = distances if distances is not None else [None] * len(reported)
     turned = [d is not None and not d <= cosine_atol for d in distances]
     differs = [
@@ -60,7 +61,8 @@ def counts_tokens(
         return unmeasurable(
             f"{len(otherwise)} of {len(reported)} inputs with another count, and no input's "
             "vector agrees with the reference, so no count can be told from another "
-            "tokenizer's (see reference.agreement)"
+            "tokenizer's",
+            because=vectors_judged_by,
         )
     offenders = [i for i in differs if not turned[i]]
     listed = "; ".join(

@@ -48,6 +48,7 @@ class RequirementResult:
     known_failure: KnownFailure | None = None
     capability: CapabilityJudgement | None = None
     retries: int = 0  # requests its tests sent again after a 429 or 503
+    follows_from: tuple[str, ...] = ()  # the FAILs of the run its own failure follows from
 
     @property
     def area(self) -> str:
@@ -86,6 +87,8 @@ class RequirementResult:
             entry["capability"] = self.capability.to_json()
         if self.retries:
             entry["retries"] = self.retries
+        if self.follows_from:
+            entry["follows_from"] = list(self.follows_from)
         return entry
 
     @classmethod
@@ -110,6 +113,7 @@ class RequirementResult:
             known_failure=None if known is None else KnownFailure.from_json(requirement_id, known),
             capability=None if capability is None else CapabilityJudgement.from_json(capability),
             retries=int(entry.get("retries", 0)),
+            follows_from=tuple(str(i) for i in entry.get("follows_from", ())),
         )
 
 
@@ -147,6 +151,7 @@ def requirement_result(requirement: Requirement, verdict: Verdict) -> Requiremen
         known_failure=verdict.known_failure,
         capability=verdict.capability,
         retries=verdict.retries,
+        follows_from=verdict.follows_from,
     )
 
 

@@ -134,7 +134,7 @@ class Expect:
         try:
             return batch.matrix()
         except ValueError as exc:
-            self.unmeasurable(f"{exc} (see dimension.*)", exchange, cases)
+            self.unmeasurable(str(exc), exchange, cases, because=("dimension.*",))
 
     def rows(self, exchanges: Sequence[Exchange], cases: Sequence[str]) -> Matrix:
         """The first vector of each single-input answer, stacked as a [count, dim] matrix."""
@@ -142,17 +142,19 @@ class Expect:
         try:
             return np.concatenate(rows)
         except ValueError as exc:
-            self.unmeasurable(f"{exc} (see dimension.*)", exchanges[0], cases)
+            self.unmeasurable(str(exc), exchanges[0], cases, because=("dimension.*",))
 
     def unmeasurable(
         self,
         reason: str,
         exchange: Exchange | None = None,
         cases: Sequence[str] | None = None,
+        because: Sequence[str] = (),
     ) -> NoReturn:
         """End the test: the server's answer left the requirement unmeasurable. That is a
-        failure (a MUST fails the test here; a SHOULD warns), never a quiet skip."""
-        self(check_unmeasurable(reason), exchange=exchange, cases=cases)
+        failure (a MUST fails the test here; a SHOULD warns), never a quiet skip. ``because``:
+        the requirements that judge what made it so (the failure follows from theirs)."""
+        self(check_unmeasurable(reason, because), exchange=exchange, cases=cases)
         pytest.skip(f"{self.requirement_id} could not be measured: {reason}")
 
     def refused(self, exchange: Exchange, what: str, large: bool = False) -> None:

@@ -75,11 +75,11 @@ def embed_cases(
 def embed_texts(
     expect: Expect,
     answers: Answers,
-    inputs: Sequence[tuple[str, str]],
+    inputs: Sequence[tuple[str, str | list[int]]],
     chunk_size: int = CHUNK,
 ) -> tuple[Matrix, list[Exchange]]:
-    """The server's vectors for (id, text) inputs, in batches of ``chunk_size``, with the
-    exchange that carried each row."""
+    """The server's vectors for (id, text or token ids) inputs, in batches of ``chunk_size``,
+    with the exchange that carried each row."""
     rows, carriers = [], []
     for start in range(0, len(inputs), chunk_size):
         chunk = inputs[start : start + chunk_size]
@@ -89,7 +89,7 @@ def embed_texts(
     try:
         return np.concatenate(rows), carriers
     except ValueError as exc:
-        expect.unmeasurable(f"{exc} (see dimension.*)", carriers[0])
+        expect.unmeasurable(str(exc), carriers[0], because=("dimension.*",))
 
 
 def owed_notes(cases: Sequence[Case], distances: Sequence[float], limit: float) -> list[str]:

@@ -14,10 +14,14 @@ do (tests/suite/test_strategies.py holds the two together).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from hypothesis import strategies as st
+from hypothesis.internal import constants_ast
+from hypothesis.internal.conjecture import providers
 
 from conformance.checks.fuzz import spells_number
 from conformance.corpus import load_bad_requests
@@ -139,3 +143,20 @@ def arguable_bodies(model: str) -> st.SearchStrategy[Labelled]:
 
 def request_bodies(model: str) -> st.SearchStrategy[Labelled]:
     return st.one_of(valid_bodies(model), broken_bodies(model), arguable_bodies(model))
+
+
+@contextmanager
+def seeded_only() -> Iterator[None]:
+    """Draw from the seed and the strategies alone. Hypothesis also draws about one value in
+    twenty from the constants written in the process's own (not installed) modules: under an
+    editable install or a user's conftest, what the fuzzer sends would change with any edit of
+    any such module, and a baseline would compare different bodies across versions. Its hook is
+    private; tests/suite/test_strategies.py fails when it moves."""
+    own = providers._get_local_constants
+    providers._get_local_constants = constants_ast.Constants  # no constants at all
+    providers.CONSTANTS_CACHE.cache.clear()  # it keeps what was drawn with the others
+    try:
+        yield
+    finally:
+        providers._get_local_constants = own
+        providers.CONSTANTS_CACHE.cache.clear()

@@ -8,6 +8,7 @@ import pytest
 
 from conformance.checks import dimensions
 from conformance.client import Exchange
+from conformance.requirements import judged_by
 from conformance.run.expect import Expect
 from conformance.run.settings import Settings
 from conformance.suite.pytest_fixtures import Answers
@@ -59,8 +60,8 @@ def test_dimensions_is_the_renormalized_prefix(
     exchange, size, ids = reduced
     shortened = expect.matrix(exchange, ids)
     if shortened.shape[1] != size:
-        what = f"vectors have {shortened.shape[1]} entries, not {size} (see dimensions.honoured)"
-        expect.unmeasurable(what, exchange, ids)
+        what = f"vectors have {shortened.shape[1]} entries, not {size}"
+        expect.unmeasurable(what, exchange, ids, because=(judged_by(dimensions.honoured),))
     full = expect.matrix(batch_float, ids)[: len(ids)]
     atol = settings.tolerances.vector_atol
     result = dimensions.renormalized(shortened, full, size, atol, normalized=normalized_expected)

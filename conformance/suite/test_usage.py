@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conformance.checks import usage
+from conformance.checks import envelope, reference, usage
 from conformance.checks.agreement import cosine_distances
 from conformance.client import Exchange
 from conformance.references import Recording
+from conformance.requirements import judged_by
 from conformance.run.expect import Expect
 from conformance.run.settings import Settings
 from conformance.suite.pytest_fixtures import Answers
@@ -23,8 +24,8 @@ def prompt_tokens(expect: Expect, exchange: Exchange, ids: list[str]) -> int:
     batch: EmbeddingBatch = expect.ok(exchange, ids)
     value = batch.usage.prompt_tokens if batch.usage else None
     if not isinstance(value, int) or isinstance(value, bool):
-        what = f"usage.prompt_tokens is {value!r}, not an integer (see envelope.usage)"
-        expect.unmeasurable(what, exchange, ids)
+        what = f"usage.prompt_tokens is {value!r}, not an integer"
+        expect.unmeasurable(what, exchange, ids, because=(judged_by(envelope.usage),))
     return value
 
 
@@ -84,8 +85,9 @@ def test_each_input_counts_its_tokens(
         for e, case_id in zip(exchanges, ids, strict=True)
     ]
     cosine_atol = settings.tolerances.cosine_atol
+    agreement = (judged_by(reference.agreement),)
     result = usage.counts_tokens(
-        reported, truth, special_tokens, texts, ids, distances, cosine_atol
+        reported, truth, special_tokens, texts, ids, distances, cosine_atol, agreement
     )
     carrier = exchanges[result.index] if result.index is not None else None
     expect(result, exchange=carrier, cases=ids)

@@ -1,5 +1,6 @@
-"""The verdict rules applied at the end of a run, in their order: the baseline gate compares
-statuses as the tests left them; then --known-failures turns listed failures into XFAIL (and
+"""The verdict rules applied at the end of a run, in their order: each FAIL that follows from
+another FAIL of the run names it; the baseline gate compares statuses as the tests left them;
+then --known-failures turns listed failures into XFAIL (and
 fixed ones into STALE); then --capabilities holds the vendor's word against the answers."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from typing import Any
 
 from conformance.verdicts.baseline_gate import regressions
 from conformance.verdicts.capabilities import judge_capabilities
+from conformance.verdicts.causes import attribute_causes
 from conformance.verdicts.known_failures import apply_known_failures
 from conformance.verdicts.records import KnownFailure
 from conformance.verdicts.status import Status
@@ -23,6 +25,7 @@ def judge_run(
 ) -> list[str]:
     """Apply every rule to ``tally``; the regressions against the ``baseline``'s statuses
     (none without a baseline)."""
+    attribute_causes(tally)
     found = regressions(baseline, tally) if baseline is not None else []
     apply_known_failures(tally, known_failures)
     judge_capabilities(tally, capabilities)

@@ -32,6 +32,7 @@ class CheckRecord:
     response: str | None = None  # the server's answer, on a failure
     reproducer: str | None = None  # a curl command that sends the request again
     test: str = ""  # the test's node id, once the tally has placed it
+    follows_from: tuple[str, ...] = ()  # requirements whose failure left it unmeasurable
 
     @classmethod
     def of(cls, requirement: str, result: CheckResult, case: str | None = None) -> CheckRecord:
@@ -46,6 +47,10 @@ class CheckRecord:
         for key in ("response", "reproducer"):
             if data[key] is None:
                 del data[key]
+        if self.follows_from:
+            data["follows_from"] = list(self.follows_from)
+        else:
+            del data["follows_from"]
         if not self.test:
             del data["test"]
         return data
@@ -60,6 +65,7 @@ class CheckRecord:
             margin=data.get("margin"),
             detail=str(data.get("detail", "")),
             index=data.get("index"),
+            follows_from=tuple(str(i) for i in data.get("follows_from", ())),
             case=data.get("case"),
             response=data.get("response"),
             reproducer=data.get("reproducer"),
@@ -91,16 +97,25 @@ class Transcript:
     case: str | None = None
     response: str | None = None
     reproducer: str | None = None
+    follows_from: tuple[str, ...] = ()  # requirements whose failure left it unmeasurable
 
     @classmethod
     def of(cls, check: CheckRecord) -> Transcript:
-        return cls(check.test, check.detail, check.case, check.response, check.reproducer)
+        return cls(
+            check.test,
+            check.detail,
+            check.case,
+            check.response,
+            check.reproducer,
+            check.follows_from,
+        )
 
     def line(self) -> str:
         return f"{self.test}: {self.detail}"
 
     def to_json(self) -> dict[str, Any]:
-        return {key: getattr(self, key) for key in ("test", "detail", "response", "reproducer")}
+        data = {key: getattr(self, key) for key in ("test", "detail", "response", "reproducer")}
+        return {**data, "follows_from": list(self.follows_from)} if self.follows_from else data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Transcript:
@@ -110,6 +125,7 @@ class Transcript:
             data.get("case"),
             data.get("response"),
             data.get("reproducer"),
+            tuple(str(i) for i in data.get("follows_from", ())),
         )
 
 

@@ -99,6 +99,7 @@ class Verdict:
     known_failure: KnownFailure | None = None  # the --known-failures entry naming it
     capability: CapabilityJudgement | None = None  # what --capabilities declared of it
     retries: int = 0  # requests its tests sent again after a 429 or 503
+    follows_from: tuple[str, ...] = ()  # the FAILs of the run its own failure follows from
 
     @property
     def measured(self) -> Measured | None:

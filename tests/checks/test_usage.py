@@ -133,11 +133,13 @@ def test_counts_tokens_judges_a_count_whose_vector_cannot_be_compared() -> None:
 def test_counts_tokens_fails_closed_when_no_vector_agrees() -> None:
     # wrong pooling and usage in characters: no count can be told from a tokenizer's
     counted = [len(t) for t in TEXTS]
-    result = usage.counts_tokens(counted, TOKENS, 2, TEXTS, IDS, [TURNED] * 3, 1e-5)
+    agreement = ("reference.agreement",)
+    result = usage.counts_tokens(counted, TOKENS, 2, TEXTS, IDS, [TURNED] * 3, 1e-5, agreement)
     assert not result.passed
     assert result.measured == "not measurable"
     assert "no input's vector agrees with the reference" in result.detail
     assert "see reference.agreement" in result.detail
+    assert result.follows_from == agreement
 
 
 def test_counts_tokens_passes_right_counts_whatever_the_vectors() -> None:

@@ -110,6 +110,22 @@ ALSO_PASS = {
     "no-sep": {"usage.counts-tokens"},
     "another-tokenizer": {"usage.counts-tokens"},
 }
+# fault -> {requirement: the FAILs it follows from}: FAILs that say nothing their cause does not
+# (one cause, one FAIL; conformance/verdicts/causes.py). Each stays FAIL and names its cause.
+FOLLOWS = {
+    "base64-ignored": {
+        "base64.decodes": ["base64.honoured"],
+        "base64.float-parity": ["base64.honoured", "base64.decodes"],
+    },
+    "dimensions-ignored": {"dimensions.renormalized": ["dimensions.honoured"]},
+    "missing-usage": {"usage.counts-tokens": ["envelope.usage"]},
+    # vectors of another length cannot be compared with the reference's or with each other
+    "dense-skipped": {"reference.agreement": ["dimension.expected"]},
+    "per-token": {
+        "batch.single-vs-batch": ["dimension.fixed-across-lengths"],
+        "semantics.distinct-texts": ["dimension.fixed-across-lengths"],
+    },
+}
 # Each row runs at the loosest tier, q4_k_m (MiniLM's own limits, its reference's model): the
 # tiers nest (tests/tolerances/), so a fault caught there is caught at q8_0 and fp32 too. A row
 # q4_k_m cannot see runs at the loosest tier that does; docs/tiers/faults.md shows each.
@@ -193,8 +209,8 @@ def test_planted_bug_fails_the_right_requirement(
     # fast; the correct server's runs above and below run everything. Each fault is served
     # under its route of one server per model (tests/server/test_fault_routes.py shows a
     # route answers as a server started with --fault does).
-    passing = ALSO_PASS.get(fault, set())
-    chosen = ",".join(sorted(MUTATIONS[fault] | passing))
+    passing, following = ALSO_PASS.get(fault, set()), FOLLOWS.get(fault, {})
+    chosen = ",".join(sorted(MUTATIONS[fault] | passing | set(following)))
     url = fault_route(fault, FAULTS[fault].model)
     narrowed = NARROWED.get(fault, ())
     tier = ("--precision", SEEN_ONLY_AT.get(fault, LOOSEST))
@@ -204,6 +220,10 @@ def test_planted_bug_fails_the_right_requirement(
     failed = run.with_status("FAIL")
     assert MUTATIONS[fault] <= failed, f"{fault}: failed {sorted(failed)}\n{run.output}"
     assert passing <= run.with_status("PASS"), run.output
+    assert run.results is not None
+    named = {r["id"]: r.get("follows_from", []) for r in run.results["requirements"]}
+    assert all(not named[r] for r in MUTATIONS[fault] - set(following)), run.output
+    assert {r: named[r] for r in following} == following, run.output
     for requirement_id in MUTATIONS[fault]:  # the failure message (or warning) names it
         assert f"{BY_ID[requirement_id].level} {requirement_id}]" in run.output
     assert "reproduce: curl" in run.output

@@ -97,8 +97,19 @@ def check_imports(tree: ast.Module) -> dict[str, Any]:
 
 
 def referenced_checks(node: ast.AST, imports: dict[str, Any]) -> Iterator[Any]:
-    """The functions of conformance.checks that ``node`` names (``module.f`` or ``f``)."""
+    """The functions of conformance.checks that ``node`` names (``module.f`` or ``f``), but not
+    inside ``judged_by(...)``: there a check only names its requirement (a failure's cause)."""
+    naming = {
+        id(argument)
+        for call in ast.walk(node)
+        if isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Name)
+        and call.func.id == "judged_by"
+        for argument in ast.walk(call)
+    }
     for inner in ast.walk(node):
+        if id(inner) in naming:
+            continue
         if isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name):
             owner = imports.get(inner.value.id)
             if inspect.ismodule(owner) and inspect.isfunction(getattr(owner, inner.attr, None)):

@@ -4,14 +4,24 @@ fuzzer sends is an instance of a bad request of fixtures/bad_requests.json, and 
 
 from __future__ import annotations
 
+import importlib
+import sys
 from typing import Any
 
 import pytest
-from hypothesis import find
+from hypothesis import Phase, find, given, seed, settings
 
 from conformance.checks import errors, fuzz
 from conformance.requirements import BY_ID, judged_by
-from conformance.suite.strategies import BAD_REQUESTS, BROKEN_KINDS, Labelled, broken_bodies
+from conformance.suite.strategies import (
+    BAD_REQUESTS,
+    BROKEN_KINDS,
+    Labelled,
+    broken_bodies,
+    request_bodies,
+    seeded_only,
+)
+from conformance.suite.test_fuzz import FUZZ_SEED
 
 BASE = {"model": "$MODEL", "input": "hello"}
 MODEL = "m"
@@ -85,3 +95,30 @@ def test_every_kind_the_fixtures_call_hygiene_is_still_drawn() -> None:
         "object-input",
         "model-not-string",
     }
+
+
+def bodies_drawn(count: int = 300) -> list[str]:
+    """What the fuzzer's seed draws first, as the fuzz test draws it (no shrinking here)."""
+    drawn: list[str] = []
+
+    @seed(FUZZ_SEED)
+    @settings(max_examples=count, database=None, phases=[Phase.generate], deadline=None)
+    @given(request_bodies(MODEL))
+    def draw(labelled: Labelled) -> None:
+        drawn.append(repr(labelled))
+
+    draw()
+    return drawn
+
+
+def test_the_fuzzer_draws_from_its_seed_alone(tmp_path: Any, monkeypatch: Any) -> None:
+    """A local module full of constants changes what hypothesis draws, unless seeded_only."""
+    with seeded_only():
+        before = bodies_drawn()
+    constants = [*range(10_000, 10_400), *(f"constant-{n}" for n in range(400))]
+    (tmp_path / "many_constants.py").write_text(f"VALUES = {constants!r}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(sys.modules, "many_constants", importlib.import_module("many_constants"))
+    with seeded_only():
+        assert bodies_drawn() == before
+    assert bodies_drawn() != before  # the guard is what holds them: the private hook still works
