@@ -42,6 +42,7 @@ from conformance.run.report import NO_SERVER, header_lines, results_document, ru
 from conformance.run.selection import chosen, in_play, select
 from conformance.run.session_keys import CANARY_KEY, SETTINGS_KEY
 from conformance.run.settings import Settings, resolve_settings
+from conformance.run.termination import default_again, end_like_ctrl_c
 from conformance.verdicts.certification import certification
 from conformance.verdicts.judge import fails_for_rules, judge_run
 from conformance.verdicts.known_failures import from_json
@@ -79,6 +80,7 @@ class ConformanceSession:
 
     def __post_init__(self) -> None:
         self.tally = Tally(r for r in CATALOGUE if in_play(self.settings, r))
+        end_like_ctrl_c()  # so that stop runs also when the run is ended by SIGTERM
         self.hypothesis_home = take_home()  # not ./.hypothesis: removed at stop
         entries = self.settings.known_failures
         self.known_failures: tuple[KnownFailure, ...] = (
@@ -128,6 +130,7 @@ class ConformanceSession:
         leave_home(self.hypothesis_home)
         if self.server is not None:
             self.server.stop()
+        default_again()
 
     # start: preflight, reference, baseline ------------------------------------------------
 

@@ -35,6 +35,7 @@ from conformance.suite.shapes import (
     send_together,
     shapes,
 )
+from conformance.suite.strategies import seeded_only
 
 Violation = tuple[CheckResult, Exchange, list[str]]
 
@@ -60,7 +61,7 @@ def explore(
         report_multiple_bugs=False,
         suppress_health_check=list(HealthCheck),
     )(run)
-    with contextlib.suppress(AssertionError, HypothesisException):
+    with contextlib.suppress(AssertionError, HypothesisException), seeded_only():
         seed(settings.shape_seed)(run)()
 
 
