@@ -37,6 +37,7 @@ def render(out: Path) -> None:
 
 
 Failure = tuple[str, str, "triage.Line | None"]  # requirement, level, its triage line
+Follower = tuple[str, str]  # a FAIL that follows from another: requirement, level
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,17 @@ class Published:
             if fails:
                 keyed = [(i, level, self.triaged.get((entry["name"], i))) for i, level in fails]
                 yield entry, keyed
+
+    def followers(self, peer: str) -> dict[str, list[Follower]]:
+        """The FAILs of ``peer`` that follow from others, under the first of their causes that
+        follows from none (the one with a triage line)."""
+        document = self.documents.get(peer)
+        standing = {requirement for requirement, _ in triage.fails_of(document)}
+        under: dict[str, list[Follower]] = {}
+        for requirement, level, causes in triage.followers_of(document):
+            root = next((cause for cause in causes if cause in standing), causes[0])
+            under.setdefault(root, []).append((requirement, level))
+        return under
 
 
 def render_pages(out: Path, catalogue: str | None = None) -> dict[str, str]:
@@ -168,7 +180,8 @@ INTRO = (
     "on 127.0.0.1, the model its Model column names (all-MiniLM-L6-v2 unless it says another), "
     "judged against that model's golden where one exists. Every requirement is a row, every "
     "server a column; every FAIL has a triage line below (what the server does, why it "
-    "deviates, the public issue). A FAIL of a SHOULD is a warning; the verdict counts MUSTs only."
+    "deviates, the public issue), listed with the FAILs that follow from it. A FAIL of a SHOULD "
+    "is a warning; the verdict counts MUSTs only."
 )
 
 
@@ -186,16 +199,16 @@ def _markdown(matrix: Published) -> str:
     out += ["", "## Requirements by peer", "", table, "", "## Triage", "", TRIAGE_KEY, ""]
     for entry, fails in matrix.failures():
         out += [f"### {markdown_text(_label(entry))}", ""]
+        followers = matrix.followers(entry["name"])
         for cause, members in grouped(fails):
-            item = [
-                f"{markdown_prose(f'`{i}` ({level})')}: {_line_text(line)}"
-                for i, level, line in members
-            ]
+            indent = "  " if cause else ""
             if cause:
                 head = f"**{ROOT_CAUSE}: {markdown_prose(cause)}** ({_fail_count(members)}):"
-                out += [f"- {head}", *(f"  - {text}" for text in item)]
-            else:
-                out += [f"- {text}" for text in item]
+                out.append(f"- {head}")
+            for i, level, line in members:
+                out.append(f"{indent}- {markdown_prose(f'`{i}` ({level})')}: {_line_text(line)}")
+                if i in followers:
+                    out.append(f"{indent}  - {_followers_text(followers[i])}")
         out.append("")
     if not any(matrix.failures()):
         out.append("No FAIL in any column.")
@@ -207,8 +220,11 @@ def _markdown(matrix: Published) -> str:
 ROOT_CAUSE = "One root cause"
 JUDGEMENT = "judgement call"
 SETTING = "matrix setting"
+FOLLOWING = "Following from it"
 TRIAGE_KEY = (
-    f"FAILs of one peer that follow from one root cause are listed under it. "
+    f"FAILs of one peer that follow from one root cause are listed under it. A FAIL that "
+    f"another FAIL of its column left unmeasurable (FAIL (follows) in the table) says nothing "
+    f"of its own: it has no line, and is listed under that one ({FOLLOWING.lower()}). "
     f"{JUDGEMENT.upper()} marks a verdict that is a judgement call (the flag that moves it is "
     f"named); {SETTING.upper()} marks a FAIL that the matrix's own configuration of the peer "
     "produced (which setting is named)."
@@ -233,6 +249,19 @@ def _fail_count(members: Sequence[Failure]) -> str:
         if must
         else plural(len(levels), "FAIL")
     )
+
+
+def _followers_text(followers: Sequence[Follower]) -> str:
+    named = ", ".join(f"`{requirement}` ({level})" for requirement, level in followers)
+    return f"{FOLLOWING}, not measurable without it: {markdown_prose(named)}"
+
+
+def _followers_html(followers: Sequence[Follower]) -> str:
+    named = ", ".join(
+        f"<code>{html_text(requirement)}</code> ({html_text(level)})"
+        for requirement, level in followers
+    )
+    return f"<ul><li>{html_text(FOLLOWING)}, not measurable without it: {named}</li></ul>"
 
 
 def _flags(line: triage.Line) -> list[tuple[str, str]]:
@@ -360,9 +389,12 @@ def _html(matrix: Published) -> str:
     appendix = ["<h2>Triage</h2>", f"<p>{_triage_key_html()}</p>"]
     for entry, fails in matrix.failures():
         appendix += [f"<h3>{e(_label(entry))}</h3>", "<ul>"]
+        followers = matrix.followers(entry["name"])
         for cause, members in grouped(fails):
             items = [
-                f"<li><code>{e(i)}</code> ({e(level)}): {_line_html(line)}</li>"
+                f"<li><code>{e(i)}</code> ({e(level)}): {_line_html(line)}"
+                + (_followers_html(followers[i]) if i in followers else "")
+                + "</li>"
                 for i, level, line in members
             ]
             if cause:

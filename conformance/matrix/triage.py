@@ -4,8 +4,10 @@ Each line says what the server does, why that deviates from the API contract or 
 client, and where a public issue about it lives. A judgement call (a precision tier, an arguable
 input) says so, with the flag that changes it; a FAIL that the matrix's own peer configuration
 produced says which setting; FAILs of one peer with one root cause name that cause alike, and the
-page shows them as one defect. A FAIL with no line, or a line whose FAIL is gone, is reported by
-``check``: the published matrix has neither.
+page shows them as one defect. A FAIL that follows from another FAIL of its run (results.json's
+``follows_from``: it could not be measured because of that one) says nothing of its own: it needs
+no line, and the page lists it under its cause. A FAIL with no line, a line whose FAIL is gone, or
+a line on a FAIL that follows from another is reported by ``check``: the published matrix has none.
 """
 
 from __future__ import annotations
@@ -83,14 +85,30 @@ def _problem(line: Line, entry: Mapping[str, Any]) -> str | None:
     return None
 
 
-def fails_of(document: Mapping[str, Any] | None) -> list[tuple[str, str]]:
-    """(requirement, level) of each FAIL of one run, in catalogue order."""
+def _fails(document: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
     entries = (document or {}).get("requirements", [])
-    return [(entry["id"], entry["level"]) for entry in entries if entry.get("status") == "FAIL"]
+    return [entry for entry in entries if entry.get("status") == "FAIL"]
+
+
+def fails_of(document: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """(requirement, level) of each FAIL of one run that follows from no other, in catalogue
+    order: those a triage line explains."""
+    return [(e["id"], e["level"]) for e in _fails(document) if not e.get("follows_from")]
+
+
+def followers_of(document: Mapping[str, Any] | None) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(requirement, level, the FAILs it follows from) of each FAIL of one run that follows from
+    others, in catalogue order."""
+    return [
+        (e["id"], e["level"], tuple(e["follows_from"]))
+        for e in _fails(document)
+        if e.get("follows_from")
+    ]
 
 
 def failures(documents: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str, str]]:
-    """(peer, requirement, level) of every FAIL in the peers' results documents."""
+    """(peer, requirement, level) of every FAIL that follows from no other, in the peers'
+    results documents."""
     return [
         (peer, requirement, level)
         for peer, document in documents.items()
@@ -98,22 +116,46 @@ def failures(documents: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str,
     ]
 
 
+def following(documents: Mapping[str, Mapping[str, Any]]) -> dict[tuple[str, str], str]:
+    """The FAILs that follow from others, by (peer, requirement): the FAILs they follow from."""
+    return {
+        (peer, requirement): ", ".join(causes)
+        for peer, document in documents.items()
+        for requirement, _, causes in followers_of(document)
+    }
+
+
 @dataclass(frozen=True)
 class Check:
     untriaged: tuple[tuple[str, str], ...]  # a FAIL without a line
     stale: tuple[tuple[str, str], ...]  # a line without its FAIL
+    needless: tuple[tuple[str, str, str], ...] = ()  # a line on a FAIL that follows: its causes
 
     @property
     def ok(self) -> bool:
-        return not (self.untriaged or self.stale)
+        return not (self.untriaged or self.stale or self.needless)
 
     def problems(self) -> list[str]:
-        return [f"untriaged FAIL: {peer} {req}" for peer, req in self.untriaged] + [
-            f"triage line without a FAIL: {peer} {req}" for peer, req in self.stale
-        ]
+        return (
+            [f"untriaged FAIL: {peer} {req}" for peer, req in self.untriaged]
+            + [f"triage line without a FAIL: {peer} {req}" for peer, req in self.stale]
+            + [
+                f"triage line on a FAIL that follows from {causes} (the page lists it under "
+                f"them; it needs no line): {peer} {req}"
+                for peer, req, causes in self.needless
+            ]
+        )
 
 
-def check(lines: Sequence[Line], fails: Iterable[tuple[str, str, str]]) -> Check:
+def check(
+    lines: Sequence[Line],
+    fails: Iterable[tuple[str, str, str]],
+    followers: Mapping[tuple[str, str], str] | None = None,
+) -> Check:
+    """The lines held to the FAILs (``failures``) and to the FAILs that follow (``following``)."""
+    followers = followers or {}
     failed = {(peer, requirement) for peer, requirement, _ in fails}
     triaged = {line.key for line in lines}
-    return Check(tuple(sorted(failed - triaged)), tuple(sorted(triaged - failed)))
+    needless = tuple((*key, followers[key]) for key in sorted(triaged & set(followers)))
+    stale = tuple(sorted(triaged - failed - set(followers)))
+    return Check(tuple(sorted(failed - triaged)), stale, needless)

@@ -41,8 +41,9 @@ def problems(out: Path, pages: bool = True) -> list[str]:
         if path.exists() and not integrity.verify(json.loads(path.read_text())).ok:
             found.append(f"{name} fails its own integrity digest")
     lines = triage.load(out / triage.FILE)
-    fails = triage.failures(results_documents(out, manifest))
-    found += triage.check(lines, fails).problems()
+    documents = results_documents(out, manifest)
+    fails, followers = triage.failures(documents), triage.following(documents)
+    found += triage.check(lines, fails, followers).problems()
     if pages:
         rendered = render_pages(out)
         for name in PAGES:

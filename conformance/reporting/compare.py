@@ -60,6 +60,7 @@ class Row:
     id: str
     level: str
     cells: tuple[str, ...]  # one displayed status per run, MISSING where the run lacks it
+    follows: tuple[bool, ...] = ()  # per run: a FAIL that follows from another FAIL of the run
 
 
 @dataclass(frozen=True)
@@ -229,7 +230,8 @@ def comparison_rows(runs: Sequence[Run]) -> list[Row]:
         entries = [table.get(requirement_id) for table in tables]
         level = next(e.level for e in entries if e is not None)
         cells = tuple(MISSING if e is None else displayed(e.status) for e in entries)
-        rows.append(Row(requirement_id, level, cells))
+        follows = tuple(e is not None and bool(e.follows_from) for e in entries)
+        rows.append(Row(requirement_id, level, cells, follows))
     return rows
 
 

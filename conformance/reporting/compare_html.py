@@ -9,6 +9,7 @@ from conformance.checks.result import format_value
 from conformance.reporting import style
 from conformance.reporting.compare import MISSING, Diff, Row, Run, displayed, text_of
 from conformance.reporting.compare_text import (
+    FOLLOWS_KEY,
     TABLE_KEY,
     move_cells,
     move_word,
@@ -23,10 +24,11 @@ from conformance.reporting.results import RequirementResult
 CSS = style.stylesheet("compare.css")
 
 
-def _chip(level: str, status: str, title: str = "") -> str:
+def _chip(level: str, status: str, title: str = "", follows: bool = False) -> str:
     css = style.shown(status, level).css if status != MISSING else "missing"
     tip = f' title="{html_text(title)}"' if title else ""
-    return f'<span class="chip {css}"{tip}>{html_text(status_word(level, status))}</span>'
+    word = html_text(status_word(level, status, follows))
+    return f'<span class="chip {css}"{tip}>{word}</span>'
 
 
 def _cell_title(entry: RequirementResult | None) -> str:
@@ -36,6 +38,8 @@ def _cell_title(entry: RequirementResult | None) -> str:
     reason = text_of(entry.reason)
     if reason:
         return reason
+    if entry.follows_from:
+        return f"not measurable: follows from {', '.join(entry.follows_from)}"
     if entry.measured is None:
         return ""
     return f"measured {format_value(entry.measured)} vs {entry.limit}"
@@ -87,9 +91,10 @@ def render_html(
     )
     body = []
     for row in rows:
+        follows = row.follows or (False,) * len(row.cells)
         cells = "".join(
-            f"<td>{_chip(row.level, cell, _cell_title(table.get(row.id)))}</td>"
-            for cell, table in zip(row.cells, tables, strict=True)
+            f"<td>{_chip(row.level, cell, _cell_title(table.get(row.id)), follow)}</td>"
+            for cell, table, follow in zip(row.cells, tables, follows, strict=True)
         )
         body.append(
             f'<tr><th class="req" scope="row"><code>{html_text(row.id)}</code>'
@@ -109,7 +114,7 @@ def render_html(
             *body,
             "</tbody>",
             f'<tfoot><tr><td class="req">verdict</td>{verdicts}</tr></tfoot></table></div>',
-            f'<p class="note">{html_text(TABLE_KEY)}</p>',
+            f'<p class="note">{html_text(f"{TABLE_KEY}; {FOLLOWS_KEY}")}</p>',
             *appendix,
         ],
         css,

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 
 from conformance.reporting.compare import Diff, Row, Run, displayed
 from conformance.reporting.compare_text import (
+    FOLLOWS_KEY,
     TABLE_KEY,
     move_cells,
     move_word,
@@ -31,9 +32,9 @@ def _runs(runs: Sequence[Run]) -> list[str]:
     ]
 
 
-def _status(level: str, status: str) -> str:
-    text = markdown_text(status_word(level, status))
-    return f"**{text}**" if status == "FAIL" and level == "MUST" else text
+def _status(level: str, status: str, follows: bool = False) -> str:
+    text = markdown_text(status_word(level, status, follows))
+    return f"**{text}**" if status == "FAIL" and level == "MUST" and not follows else text
 
 
 def render_markdown(runs: Sequence[Run], rows: Sequence[Row]) -> str:
@@ -42,13 +43,17 @@ def render_markdown(runs: Sequence[Run], rows: Sequence[Row]) -> str:
         [
             markdown_text(row.id),
             markdown_text(row.level),
-            *(_status(row.level, c) for c in row.cells),
+            *(
+                _status(row.level, c, f)
+                for c, f in zip(row.cells, row.follows or [False] * len(row.cells), strict=True)
+            ),
         ]
         for row in rows
     ]
     footer = ["**Verdict**", "", *(f"**{markdown_text(verdict_of(run))}**" for run in runs)]
     out = ["**Runs**", "", *_runs(runs), "", *_table(header, [*body, footer])]
-    return "\n".join([*out, "", f"_{markdown_text(TABLE_KEY)}_"]) + "\n"
+    key = f"{TABLE_KEY}; {FOLLOWS_KEY}"
+    return "\n".join([*out, "", f"_{markdown_text(key)}_"]) + "\n"
 
 
 def render_diff_markdown(d: Diff) -> str:

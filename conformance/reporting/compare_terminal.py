@@ -6,10 +6,12 @@ from collections.abc import Sequence
 
 from conformance.reporting.compare import Diff, Row, Run, displayed
 from conformance.reporting.compare_text import (
+    FOLLOWS_KEY,
     TABLE_KEY,
     move_cells,
     move_word,
     setup_of,
+    status_word,
     summary,
     verdict_of,
 )
@@ -30,7 +32,11 @@ def render_terminal(runs: Sequence[Run], rows: Sequence[Row], width: int = 100) 
 
     def lines(headers: Sequence[str]) -> list[str]:
         body = [
-            [terminal_text(row.id), terminal_text(row.level), *map(terminal_text, row.cells)]
+            [
+                terminal_text(row.id),
+                terminal_text(row.level),
+                *(terminal_text(status_word("", c, f)) for c, f in _follows(row)),
+            ]
             for row in rows
         ]
         footer = ["verdict", "", *(terminal_text(verdict_of(run)) for run in runs)]
@@ -46,7 +52,12 @@ def render_terminal(runs: Sequence[Run], rows: Sequence[Row], width: int = 100) 
             for n, (label, run) in enumerate(zip(labels, runs, strict=True), 1)
         ]
         out = [*_align(legend), "", *lines([f"[{n}]" for n in range(1, len(runs) + 1)])]
-    return "\n".join([*out, "", TABLE_KEY]) + "\n"
+    return "\n".join([*out, "", TABLE_KEY, FOLLOWS_KEY]) + "\n"
+
+
+def _follows(row: Row) -> list[tuple[str, bool]]:
+    """Each cell, and whether it follows from another FAIL of its run."""
+    return list(zip(row.cells, row.follows or [False] * len(row.cells), strict=True))
 
 
 def render_diff_terminal(d: Diff) -> str:

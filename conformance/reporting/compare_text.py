@@ -11,6 +11,7 @@ from conformance.reporting.wording import plural
 
 # What the table's cells mean, printed under it.
 TABLE_KEY = "N/A: not applicable; —: not in that run; FAIL of a SHOULD: a warning"
+FOLLOWS_KEY = "FAIL (follows): not measurable because another FAIL of that run failed"
 
 
 def verdict_of(run: Run) -> str:
@@ -36,9 +37,12 @@ def setup_of(run: Run) -> str:
     return ", ".join(str(part) for part in parts)
 
 
-def status_word(level: str, status: str) -> str:
-    """A displayed status, marked when it is a failed SHOULD (a warning, not a failure)."""
-    return f"{status} (warning)" if style.is_warning(status, level) else status
+def status_word(level: str, status: str, follows: bool = False) -> str:
+    """A displayed status, marked when it is a failed SHOULD (a warning, not a failure) and
+    when it follows from another FAIL of its run."""
+    marks = ["warning"] if style.is_warning(status, level) else []
+    marks += ["follows"] if follows else []
+    return f"{status} ({', '.join(marks)})" if marks else status
 
 
 def move_cells(move: Move) -> tuple[str, str, str, str]:

@@ -44,6 +44,8 @@ def notes_cell(requirement: RequirementResult) -> str:
         declared = "declared" if capability.declared else "not declared"
         parts.append(f"capability {esc(capability.name)} ({declared}): {esc(capability.judgement)}")
     failures = requirement.failures
+    if requirement.follows_from:
+        parts.append(f"follows from {esc(', '.join(requirement.follows_from))}")
     if requirement.status in FAILED:
         link = f'<a href="#{anchor(requirement)}">details</a>'
         if failures:

@@ -48,6 +48,10 @@ def explanation(requirement: RequirementResult) -> str:
         return f"known failure: {known.reason if known else ''}"
     if requirement.reason:
         return requirement.reason
+    if requirement.follows_from:
+        return f"follows from {', '.join(requirement.follows_from)}: " + (
+            requirement.failures[0].detail if requirement.failures else ""
+        )
     return requirement.failures[0].detail if requirement.failures else ""
 
 

@@ -25,6 +25,8 @@ UNREFERENCED_RISKS = (
 
 
 def _worst_text(verdict: Verdict) -> str:
+    if verdict.follows_from:
+        return f"not measurable: follows from {', '.join(verdict.follows_from)}"
     worst = verdict.worst
     if verdict.status is Status.FAIL and (worst is None or worst.passed):
         return verdict.failures[0] if verdict.failures else ""  # failed outside any check
@@ -95,8 +97,16 @@ def requests_line(count: RequestCount) -> str:
 
 def final_line(tally: Tally) -> str:
     c = tally.counts()
+    following = sum(
+        1
+        for r, v in tally.in_order()
+        if v.follows_from and v.status is Status.FAIL and r.level == "MUST"
+    )
+    failed = f"{c['failed']} failed"
+    if following:
+        failed += f" ({following} following from others)"
     line = (
-        f"conformance: {c['passed']} passed, {c['failed']} failed, "
+        f"conformance: {c['passed']} passed, {failed}, "
         f"{c['unsupported']} unsupported, {c['not_applicable']} not applicable, "
         f"{c['not_run']} not run"
     )

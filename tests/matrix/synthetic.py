@@ -47,18 +47,25 @@ def write_matrix(
     peers: Sequence[Mapping[str, Any]],
     failing: Mapping[str, Sequence[str]] | None = None,
     triage: str = "",
+    following: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
 ) -> Path:
     """``folder`` with matrix.json, a results.json per ran peer (the ids ``failing`` names
-    FAIL, every other requirement PASSes) and triage.toml."""
+    FAIL, and those ``following`` names, each following from the FAILs it lists; every other
+    requirement PASSes) and triage.toml."""
     folder.mkdir(parents=True, exist_ok=True)
-    failing = failing or {}
+    failing, following = failing or {}, following or {}
     for entry in peers:
         if entry["state"] != "ran":
             continue
         fails = set(failing.get(entry["name"], ()))
+        follows = following.get(entry["name"], {})
         entries = [
-            requirement(r.id, "FAIL" if r.id in fails else "PASS", level=r.level) for r in CATALOGUE
+            requirement(r.id, "FAIL" if r.id in {*fails, *follows} else "PASS", level=r.level)
+            for r in CATALOGUE
         ]
+        for item in entries:
+            if item["id"] in follows:
+                item["follows_from"] = list(follows[item["id"]])
         (folder / entry["name"]).mkdir(exist_ok=True)
         results = document(entries, server_header=entry["name"])
         (folder / entry["name"] / "results.json").write_text(json.dumps(results), "utf-8")
