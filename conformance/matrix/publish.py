@@ -76,7 +76,10 @@ def render_pages(out: Path, catalogue: str | None = None) -> dict[str, str]:
     installed suite's catalogue digest, against which a column's record is stale or not)."""
     manifest = json.loads((out / "matrix.json").read_text(encoding="utf-8"))
     documents = results_documents(out, manifest)
-    lines = {line.key: line for line in triage.load(out / triage.FILE)}
+    lines = {
+        line.key: triage.filled(line, documents.get(line.peer))
+        for line in triage.load(out / triage.FILE)
+    }
     catalogue = catalogue_sha256() if catalogue is None else catalogue
     runs = [_run(entry, documents, catalogue) for entry in manifest["peers"]]
     matrix = Published(manifest, documents, lines, runs, compare.comparison_rows(runs), catalogue)

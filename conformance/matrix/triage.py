@@ -8,13 +8,19 @@ page shows them as one defect. A FAIL that follows from another FAIL of its run 
 ``follows_from``: it could not be measured because of that one) says nothing of its own: it needs
 no line, and the page lists it under its cause. A FAIL with no line, a line whose FAIL is gone, or
 a line on a FAIL that follows from another is reported by ``check``: the published matrix has none.
+
+What a line quotes of its own FAIL's measurement it writes as a placeholder that the pages fill in
+from the peer's results.json, so that the number cannot go stale when the column is rebuilt:
+``{{measured}}`` (the worst measurement, as the reports show it), ``{{limit}}``, ``{{failures}}``
+(how many checks failed).
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -70,11 +76,15 @@ def load(path: Path) -> list[Line]:
 
 OWED = ("does", "why")
 OPTIONAL = ("link", "judgement", "setting", "cause")  # empty when absent, never empty when given
+PLACEHOLDER = re.compile(r"\{\{(\w*)\}\}")
+QUOTED = ("measured", "limit", "failures")
+FILLED = ("does", "why", "judgement", "setting")  # not cause: its text names one group
 
 
 def _problem(line: Line, entry: Mapping[str, Any]) -> str | None:
     """What is wrong with one line, or None: every field text, the owed ones and the optional
-    ones that are given not blank (a blank cause would group unrelated FAILs)."""
+    ones that are given not blank (a blank cause would group unrelated FAILs), placeholders
+    only of what a FAIL measured and only where a line's own words are."""
     for name in ("peer", "requirement", *OWED, *OPTIONAL):
         if not isinstance(getattr(line, name), str):
             return f"{name!r} must be a string, not {type(getattr(line, name)).__name__}"
@@ -82,7 +92,62 @@ def _problem(line: Line, entry: Mapping[str, Any]) -> str | None:
         return f"{' and '.join(map(repr, blank))} owed"
     if blank := [name for name in OPTIONAL if name in entry and not entry[name].strip()]:
         return f"{' and '.join(map(repr, blank))} given but empty"
+    for name in (*OWED, *OPTIONAL):
+        for placeholder in PLACEHOLDER.findall(getattr(line, name)):
+            if placeholder not in QUOTED or name not in FILLED:
+                return (
+                    f"{name!r} quotes {braced(placeholder)}: a line quotes "
+                    f"{', '.join(map(braced, QUOTED))}, in {', '.join(FILLED)}"
+                )
     return None
+
+
+def braced(name: str) -> str:
+    return "{{" + name + "}}"
+
+
+def quoted(line: Line, document: Mapping[str, Any] | None) -> dict[str, str]:
+    """What a line's placeholders stand for, from its FAIL in the peer's results (a value the
+    results lack is left out)."""
+    entries = (document or {}).get("requirements", [])
+    entry = next((e for e in entries if e["id"] == line.requirement), None)
+    if entry is None:
+        return {}
+    values = {"measured": entry.get("measured"), "limit": entry.get("limit")}
+    shown = {name: _shown(value) for name, value in values.items() if value is not None}
+    return {**shown, "failures": f"{len(entry.get('failures', [])):,}"}
+
+
+def _shown(value: object) -> str:
+    """As the reports show a measurement: 3 significant digits; whole numbers with commas."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    return f"{value:,}" if isinstance(value, int) else f"{value:.3g}"
+
+
+def filled(line: Line, document: Mapping[str, Any] | None) -> Line:
+    """``line`` with its placeholders replaced by what they stand for (one the results lack
+    stays as it is, and ``unfilled`` reports it)."""
+    values = quoted(line, document)
+
+    def fill(text: str) -> str:
+        return PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
+
+    return replace(line, **{name: fill(getattr(line, name)) for name in FILLED})
+
+
+def unfilled(
+    lines: Iterable[Line], documents: Mapping[str, Mapping[str, Any]]
+) -> list[tuple[str, str]]:
+    """(peer, requirement) of each line with a placeholder its FAIL's results cannot fill."""
+    return [
+        line.key
+        for line in lines
+        if any(
+            PLACEHOLDER.search(getattr(filled(line, documents.get(line.peer)), name))
+            for name in FILLED
+        )
+    ]
 
 
 def _fails(document: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:

@@ -44,6 +44,10 @@ def problems(out: Path, pages: bool = True) -> list[str]:
     documents = results_documents(out, manifest)
     fails, followers = triage.failures(documents), triage.following(documents)
     found += triage.check(lines, fails, followers).problems()
+    found += [
+        f"triage line quoting what its FAIL's results do not hold: {peer} {requirement}"
+        for peer, requirement in triage.unfilled(lines, documents)
+    ]
     if pages:
         rendered = render_pages(out)
         for name in PAGES:
