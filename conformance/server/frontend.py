@@ -62,6 +62,7 @@ class FrontendConfig:
     # encoding_format read as none
     lenient: bool = False
     max_model_len: int | None = None  # a context enforced the vLLM way: longer input gets 400
+    max_batch: int | None = None  # more inputs in one request get a 413, as TEI refuses them
     fault_routes: bool = False  # also serve each shareable fault under /faults/<name>/...
 
 
@@ -124,7 +125,7 @@ class Frontend:
         parsed = await self._parse_embeddings(request, fault)
         if isinstance(parsed, Response):
             return parsed
-        refused = await self._past_the_context(parsed, fault)
+        refused = self._past_the_batch(parsed, fault) or await self._past_the_context(parsed, fault)
         if refused is not None:
             return refused
         tokens = isinstance(parsed.inputs[0], list)
@@ -152,6 +153,18 @@ class Frontend:
     def context(self, fault: FaultName | None) -> int:
         """The context the API states: --max-model-len, else the model's own."""
         return self.config.max_model_len or self.model_for(fault).max_tokens
+
+    def _past_the_batch(
+        self, parsed: EmbeddingsRequest, fault: FaultName | None
+    ) -> Response | None:
+        """With --max-batch, more inputs than it in one request are refused with a 413, as
+        text-embeddings-inference refuses more than its --max-client-batch-size (32 by default);
+        None when the request is within it."""
+        limit, count = self.config.max_batch, len(parsed.inputs)
+        if limit is None or count <= limit:
+            return None
+        message = f"batch size {count} > maximum allowed batch size {limit}"
+        return api_error(ApiError(413, message, "input"), fault)
 
     async def _past_the_context(
         self, parsed: EmbeddingsRequest, fault: FaultName | None

@@ -115,6 +115,14 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         "/v1/models lists max_model_len N (default: the model's own context, with truncation)",
     )
     parser.add_argument(
+        "--max-batch",
+        type=int,
+        default=None,
+        metavar="N",
+        help="at most N inputs in one request: more are refused with a 413, as "
+        "text-embeddings-inference refuses more than 32 by default (default: no limit)",
+    )
+    parser.add_argument(
         "--lenient",
         action="store_true",
         help="validate like a lax (pydantic-style) single-model server, still answering right: "
@@ -167,6 +175,7 @@ def serve(args: argparse.Namespace) -> int:
         served_model_name=args.served_model_name,
         lenient=args.lenient,
         max_model_len=args.max_model_len,
+        max_batch=args.max_batch,
         fault_routes=args.fault_routes,
     )
     app = build_app(pool, config)

@@ -316,6 +316,18 @@ def test_a_short_context_enforced_with_400s_passes_every_must(tmp_path: Path) ->
     assert "reference.agreement: refused, past the context of 128 tokens: en-para-01" in run.output
 
 
+def test_a_limit_of_32_inputs_per_request_is_no_red(tmp_path: Path) -> None:
+    """TEI's default: more than 32 inputs in one request refused with a clean 413. The corpus's
+    43 token-id inputs go in batches, as its texts do, and are judged; a batch of 128 is a limit,
+    UNSUPPORTED. (The full run against such a server passes every MUST: issue 58's note.)"""
+    chosen = ("--requirements", "reference.token-ids,batch.large")
+    run = suite_against(tmp_path, "--max-batch", "32", suite_args=(*FAST, *chosen))
+    assert run.returncode == 0, run.output
+    assert run.status("reference.token-ids") == "PASS", run.output
+    assert run.status("batch.large") == "UNSUPPORTED", run.output
+    assert "128 inputs in one request cleanly refused with HTTP 413" in run.output
+
+
 def test_cleanly_refusing_an_optional_feature_is_unsupported(
     tmp_path: Path, fault_route: FaultRoute
 ) -> None:
