@@ -206,8 +206,8 @@ def _markdown(matrix: Published) -> str:
         for cause, members in grouped(fails):
             indent = "  " if cause else ""
             if cause:
-                head = f"**{ROOT_CAUSE}: {markdown_prose(cause)}** ({_fail_count(members)}):"
-                out.append(f"- {head}")
+                count = _fail_count(members, followers)
+                out.append(f"- **{ROOT_CAUSE}: {markdown_prose(cause)}** ({count}):")
             for i, level, line in members:
                 out.append(f"{indent}- {markdown_prose(f'`{i}` ({level})')}: {_line_text(line)}")
                 if i in followers:
@@ -244,8 +244,10 @@ def grouped(fails: Sequence[Failure]) -> list[tuple[str, list[Failure]]]:
     return [(cause, members) for (cause, _), members in groups.items()]
 
 
-def _fail_count(members: Sequence[Failure]) -> str:
-    levels = [level for _, level, _ in members]
+def _fail_count(members: Sequence[Failure], followers: Mapping[str, list[Follower]]) -> str:
+    """How many FAILs a root cause has: its lines' and those that follow from them."""
+    following = [level for i, _, _ in members for _, level in followers.get(i, [])]
+    levels = [level for _, level, _ in members] + following
     must = levels.count("MUST")
     return (
         f"{plural(len(levels), 'FAIL')}, {must} of them MUST"
@@ -403,7 +405,7 @@ def _html(matrix: Published) -> str:
             if cause:
                 head = f"<strong>{e(ROOT_CAUSE)}: {html_prose(cause)}</strong>"
                 items = [
-                    f'<li class="cause">{head} ({e(_fail_count(members))}):<ul>',
+                    f'<li class="cause">{head} ({e(_fail_count(members, followers))}):<ul>',
                     *items,
                     "</ul></li>",
                 ]

@@ -21,8 +21,9 @@ why = "Clients decode base64."
 """
 
 
-def folder(tmp_path: Path, lines: tuple[str, ...] = (HONOURED,)) -> Path:
+def folder(tmp_path: Path, lines: tuple[str, ...] = (HONOURED,), cause: bool = False) -> Path:
     text = "".join(LINE.format(requirement=requirement) for requirement in lines)
+    text += 'cause = "base64 ignored"\n' if cause else ""
     peers = [peer("alpha", judged())]
     return write_matrix(tmp_path / "m", peers, {"alpha": [HONOURED]}, text, FOLLOWING)
 
@@ -61,6 +62,8 @@ def test_the_page_lists_it_under_its_cause_and_not_among_must_failed(tmp_path: P
     table = readme[readme.index("## Requirements by peer") : readme.index("## Triage")]
     assert f"| {DECODES} | MUST | FAIL (follows) |" in table
     assert f"| {HONOURED} | MUST | **FAIL** |" in table
+    grouped = publish.render_pages(folder(tmp_path / "cause", cause=True), DIGEST)["README.md"]
+    assert "**One root cause: base64 ignored** (3 FAILs, 3 of them MUST):" in grouped
     html = pages["index.html"]
     assert "Following from it, not measurable without it: <code>base64.decodes</code>" in html
     assert "FAIL (follows)</span>" in html
