@@ -1,7 +1,7 @@
 """The verdict rules applied at the end of a run, in their order: each FAIL that follows from
 another FAIL of the run names it; the baseline gate compares statuses as the tests left them;
-then --known-failures turns listed failures into XFAIL (and
-fixed ones into STALE); then --capabilities holds the vendor's word against the answers."""
+then --known-failures turns listed failures into XFAIL (and fixed ones into STALE); then
+--capabilities holds the vendor's word against the answers."""
 
 from __future__ import annotations
 
