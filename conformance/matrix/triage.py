@@ -24,6 +24,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from conformance.checks.result import format_value
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
@@ -119,10 +121,10 @@ def quoted(line: Line, document: Mapping[str, Any] | None) -> dict[str, str]:
 
 
 def _shown(value: object) -> str:
-    """As the reports show a measurement: 3 significant digits; whole numbers with commas."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return str(value)
-    return f"{value:,}" if isinstance(value, int) else f"{value:.3g}"
+    """As the reports show a measurement (format_value), whole numbers with commas as prose
+    writes them."""
+    whole = isinstance(value, int) and not isinstance(value, bool)
+    return f"{value:,}" if whole else format_value(value)
 
 
 def filled(line: Line, document: Mapping[str, Any] | None) -> Line:
@@ -140,13 +142,11 @@ def unfilled(
     lines: Iterable[Line], documents: Mapping[str, Mapping[str, Any]]
 ) -> list[tuple[str, str]]:
     """(peer, requirement) of each line with a placeholder its FAIL's results cannot fill."""
+    lines_filled = (filled(line, documents.get(line.peer)) for line in lines)
     return [
         line.key
-        for line in lines
-        if any(
-            PLACEHOLDER.search(getattr(filled(line, documents.get(line.peer)), name))
-            for name in FILLED
-        )
+        for line in lines_filled
+        if any(PLACEHOLDER.search(getattr(line, name)) for name in FILLED)
     ]
 
 

@@ -60,7 +60,7 @@ class Row:
     id: str
     level: str
     cells: tuple[str, ...]  # one displayed status per run, MISSING where the run lacks it
-    follows: tuple[bool, ...] = ()  # per run: a FAIL that follows from another FAIL of the run
+    follows: tuple[bool, ...]  # per run: a FAIL that follows from another FAIL of the run
 
 
 @dataclass(frozen=True)

@@ -91,10 +91,9 @@ def render_html(
     )
     body = []
     for row in rows:
-        follows = row.follows or (False,) * len(row.cells)
         cells = "".join(
             f"<td>{_chip(row.level, cell, _cell_title(table.get(row.id)), follow)}</td>"
-            for cell, table, follow in zip(row.cells, tables, follows, strict=True)
+            for cell, table, follow in zip(row.cells, tables, row.follows, strict=True)
         )
         body.append(
             f'<tr><th class="req" scope="row"><code>{html_text(row.id)}</code>'

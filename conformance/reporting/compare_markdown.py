@@ -43,10 +43,7 @@ def render_markdown(runs: Sequence[Run], rows: Sequence[Row]) -> str:
         [
             markdown_text(row.id),
             markdown_text(row.level),
-            *(
-                _status(row.level, c, f)
-                for c, f in zip(row.cells, row.follows or [False] * len(row.cells), strict=True)
-            ),
+            *(_status(row.level, c, f) for c, f in zip(row.cells, row.follows, strict=True)),
         ]
         for row in rows
     ]

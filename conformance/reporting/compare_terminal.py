@@ -35,7 +35,10 @@ def render_terminal(runs: Sequence[Run], rows: Sequence[Row], width: int = 100) 
             [
                 terminal_text(row.id),
                 terminal_text(row.level),
-                *(terminal_text(status_word("", c, f)) for c, f in _follows(row)),
+                *(
+                    terminal_text(status_word("", c, f))
+                    for c, f in zip(row.cells, row.follows, strict=True)
+                ),
             ]
             for row in rows
         ]
@@ -53,11 +56,6 @@ def render_terminal(runs: Sequence[Run], rows: Sequence[Row], width: int = 100) 
         ]
         out = [*_align(legend), "", *lines([f"[{n}]" for n in range(1, len(runs) + 1)])]
     return "\n".join([*out, "", TABLE_KEY, FOLLOWS_KEY]) + "\n"
-
-
-def _follows(row: Row) -> list[tuple[str, bool]]:
-    """Each cell, and whether it follows from another FAIL of its run."""
-    return list(zip(row.cells, row.follows or [False] * len(row.cells), strict=True))
 
 
 def render_diff_terminal(d: Diff) -> str:
